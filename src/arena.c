@@ -1,0 +1,62 @@
+/* arena: one bump allocator per model run. */
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct arena_block {
+    arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+enum { ARENA_BLOCK_BYTES = 64 * 1024 };
+
+void *arena_calloc(arena *a, size_t n, size_t size)
+{
+    size_t bytes;
+    arena_block *b;
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    bytes = (n * size + 15u) & ~(size_t)15u;
+    if (bytes == 0)
+        bytes = 16;
+    b = a->head;
+    if (!b || b->cap - b->used < bytes) {
+        size_t cap = bytes > ARENA_BLOCK_BYTES ? bytes : ARENA_BLOCK_BYTES;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->cap = cap;
+        b->used = 0;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = b->data + b->used;
+    b->used += bytes;
+    memset(p, 0, bytes);
+    return p;
+}
+
+char *arena_strdup(arena *a, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = arena_calloc(a, n, 1);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+void arena_free(arena *a)
+{
+    arena_block *b = a->head;
+    while (b) {
+        arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+}

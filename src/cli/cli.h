@@ -1,0 +1,80 @@
+/* cli: shared command-line plumbing - options, name resolution, atomic output files. */
+#ifndef KT_CLI_H
+#define KT_CLI_H
+#include <stdio.h>
+
+#include "../arena.h"
+#include "../err.h"
+#include "../model/hw.h"
+#include "../model/run.h"
+#include "../model/wl.h"
+
+#define KT_VERSION "0.1.0"
+
+enum { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+/* options a command accepts (bit mask) */
+enum {
+    O_HW = 1 << 0, O_WL = 1 << 1, O_MODE = 1 << 2, O_EXEC = 1 << 3, O_SET = 1 << 4,
+    O_FORMAT = 1 << 5, O_OUT = 1 << 6, O_LAUNCH = 1 << 7, O_POWER = 1 << 8, O_SELECT = 1 << 9,
+    O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
+    O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
+    O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
+    O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
+               O_VFBWD | O_OPTIM)
+};
+
+enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64 };
+
+typedef struct cli_common {
+    const char *cmd;
+    const char *hw;                 /* name or path */
+    const char *workload[CLI_MAX_WL];
+    int nworkload;
+    int mode_given, modes;          /* modes: bit 1 inference, bit 2 training */
+    const char *out_path;
+    int format;
+    wl_set sets[CLI_MAX_SETS];
+    int nsets;
+    kt_opts opts;
+    int explain;
+    const char *pos[CLI_MAX_POS];
+    int npos;
+    double max_error;               /* validate --max-error (fraction); <0 = none */
+    const char *vary[CLI_MAX_VARY];
+    int nvary;
+    int jobs, shard_k, shard_n, resume, progress;
+} cli_common;
+
+/** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
+ *  Returns 0, 1 when --help was asked, or -1 with e set (code 2). */
+int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e);
+/** Resolve a hardware or workload name: a path (contains '/' or ends in .json), else
+ *  <root>/<dir>/<name>.json where root is $KITSUNE_HOME, the binary's ../ or the current dir. */
+int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e);
+/** The data root directory (see cli_resolve). */
+void cli_root(char *out, size_t n);
+/** Load hardware by name/path. */
+int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
+/** Load a workload by name/path with the command's --set overrides. */
+int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
+                kt_err *e);
+/** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
+int cli_list_dir(const char *dir, char names[][64], int max);
+
+/** An output destination: stdout, or a temporary file renamed over the target on success. */
+typedef struct cli_out {
+    FILE *f;
+    char path[1024];
+    char tmp[1100];
+} cli_out;
+int cli_out_open(cli_out *o, const char *path, kt_err *e);
+/** Close; ok=1 renames the temporary file into place, ok=0 removes it. 0 or -1. */
+int cli_out_close(cli_out *o, int ok, kt_err *e);
+
+/** Print "kitsune CMD: message" for e to stderr and return its exit status. */
+int cli_fail(const char *cmd, const kt_err *e);
+/** Mode name. */
+const char *cli_mode_name(int training);
+
+#endif

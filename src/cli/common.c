@@ -1,0 +1,396 @@
+/* cli: shared command-line plumbing - options, name resolution, atomic output files. */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../model/expr.h"
+
+static const struct {
+    const char *name;
+    unsigned bit;
+    int has_arg;
+} OPTS[] = {
+    {"--hw", O_HW, 1},         {"--workload", O_WL, 1},    {"--mode", O_MODE, 1},
+    {"--exec", O_EXEC, 1},     {"--set", O_SET, 1},        {"--format", O_FORMAT, 1},
+    {"-o", O_OUT, 1},          {"--output", O_OUT, 1},     {"--launch", O_LAUNCH, 1},
+    {"--power-cap", O_POWER, 1}, {"--select", O_SELECT, 1}, {"--scheduler", O_SCHED, 1},
+    {"--rest", O_REST, 1},     {"--vf-backward", O_VFBWD, 0}, {"--optimizer", O_OPTIM, 1},
+    {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
+    {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
+    {"--progress", O_PROGRESS, 0},
+};
+
+static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
+{
+    char m[256];
+    snprintf(m, sizeof m, fmt, arg ? arg : "");
+    return err_set(e, KT_EINPUT, NULL, opt, "%s", m);
+}
+
+static int parse_num(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return (end == s || *end || errno) ? -1 : 0;
+}
+
+int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->cmd = argv[0];
+    kt_opts_default(&c->opts);
+    c->max_error = -1;
+    c->jobs = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+            return 1;
+        if (a[0] != '-' || !a[1]) {
+            if (!(allowed & O_POS))
+                return bad(e, a, "unexpected argument%s", NULL);
+            if (c->npos >= CLI_MAX_POS)
+                return bad(e, a, "too many arguments%s", NULL);
+            c->pos[c->npos++] = a;
+            continue;
+        }
+        const char *val = NULL;
+        char name[64];
+        const char *eq = strchr(a, '=');
+        if (eq && a[1] == '-') {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        int k = -1;
+        for (size_t j = 0; j < sizeof OPTS / sizeof OPTS[0]; j++)
+            if (!strcmp(OPTS[j].name, name))
+                k = (int)j;
+        if (k < 0 || !(allowed & OPTS[k].bit))
+            return bad(e, name, "unknown option for this command (see --help)%s", NULL);
+        if (OPTS[k].has_arg && !val) {
+            if (i + 1 >= argc)
+                return bad(e, name, "missing value%s", NULL);
+            val = argv[++i];
+        }
+        if (!OPTS[k].has_arg && val)
+            return bad(e, name, "takes no value%s", NULL);
+        double v;
+        switch (OPTS[k].bit) {
+        case O_HW:
+            c->hw = val;
+            break;
+        case O_WL:
+            if (c->nworkload >= CLI_MAX_WL)
+                return bad(e, name, "too many workloads%s", NULL);
+            c->workload[c->nworkload++] = val;
+            break;
+        case O_MODE:
+            c->mode_given = 1;
+            if (!strcmp(val, "inference"))
+                c->modes |= 1;
+            else if (!strcmp(val, "training"))
+                c->modes |= 2;
+            else if (!strcmp(val, "both") || !strcmp(val, "all"))
+                c->modes |= 3;
+            else
+                return bad(e, name, "expected inference, training or both, got \"%s\"", val);
+            break;
+        case O_EXEC:
+            if (!strcmp(val, "bsp"))
+                c->opts.exec_mask = EXEC_BSP;
+            else if (!strcmp(val, "vf"))
+                c->opts.exec_mask = EXEC_VF;
+            else if (!strcmp(val, "kitsune"))
+                c->opts.exec_mask = EXEC_KITSUNE;
+            else if (!strcmp(val, "all"))
+                c->opts.exec_mask = EXEC_ALL;
+            else
+                return bad(e, name, "expected bsp, vf, kitsune or all, got \"%s\"", val);
+            break;
+        case O_SET: {
+            const char *q = strchr(val, '=');
+            if (!q || q == val)
+                return bad(e, name, "expected NAME=VALUE, got \"%s\"", val);
+            if (c->nsets >= CLI_MAX_SETS)
+                return bad(e, name, "too many --set options%s", NULL);
+            char nm[64];
+            snprintf(nm, sizeof nm, "%.*s", (int)(q - val), val);
+            int64_t x;
+            char msg[160];
+            if (!expr_is_name(nm))
+                return bad(e, name, "invalid parameter name in \"%s\"", val);
+            if (expr_eval(q + 1, NULL, 0, &x, msg, sizeof msg))
+                return bad(e, name, "value must be an integer: \"%s\"", val);
+            c->sets[c->nsets].name = val; /* NAME=... ; the name is cut at '=' below */
+            c->sets[c->nsets].value = x;
+            /* store a NUL-terminated copy of the name inside argv (safe: argv is writable) */
+            ((char *)val)[q - val] = 0;
+            c->nsets++;
+            break;
+        }
+        case O_FORMAT:
+            if (!strcmp(val, "table"))
+                c->format = FMT_TABLE;
+            else if (!strcmp(val, "json"))
+                c->format = FMT_JSON;
+            else if (!strcmp(val, "csv"))
+                c->format = FMT_CSV;
+            else
+                return bad(e, name, "expected table, json or csv, got \"%s\"", val);
+            break;
+        case O_OUT:
+            c->out_path = val;
+            break;
+        case O_LAUNCH:
+            if (!strcmp(val, "graph"))
+                c->opts.graph_launch = 1;
+            else if (!strcmp(val, "plain"))
+                c->opts.graph_launch = 0;
+            else
+                return bad(e, name, "expected graph or plain, got \"%s\"", val);
+            break;
+        case O_POWER:
+            if (parse_num(val, &v) || !(v > 0) || v > 1e5)
+                return bad(e, name, "expected a power in watts > 0, got \"%s\"", val);
+            c->opts.power_cap_W = v;
+            break;
+        case O_SELECT:
+            if (!strcmp(val, "search"))
+                c->opts.select = SELECT_SEARCH;
+            else if (!strcmp(val, "patterns"))
+                c->opts.select = SELECT_PATTERNS;
+            else
+                return bad(e, name, "expected search or patterns, got \"%s\"", val);
+            break;
+        case O_SCHED:
+            if (!strcmp(val, "shared"))
+                c->opts.scheduler_shared = 1;
+            else if (!strcmp(val, "hetero") || !strcmp(val, "kitsune"))
+                c->opts.scheduler_shared = 0;
+            else
+                return bad(e, name, "expected hetero or shared, got \"%s\"", val);
+            break;
+        case O_REST:
+            if (!strcmp(val, "bsp"))
+                c->opts.rest_bsp = 1;
+            else if (!strcmp(val, "vf"))
+                c->opts.rest_bsp = 0;
+            else
+                return bad(e, name, "expected bsp or vf, got \"%s\"", val);
+            break;
+        case O_VFBWD:
+            c->opts.vf_backward = 1;
+            break;
+        case O_OPTIM:
+            if (!strcmp(val, "none"))
+                c->opts.optimizer = OPTIM_NONE;
+            else if (!strcmp(val, "sgd"))
+                c->opts.optimizer = OPTIM_SGD;
+            else if (!strcmp(val, "adam"))
+                c->opts.optimizer = OPTIM_ADAM;
+            else
+                return bad(e, name, "expected none, sgd or adam, got \"%s\"", val);
+            break;
+        case O_EXPLAIN:
+            c->explain = 1;
+            break;
+        case O_MAXERR:
+            if (parse_num(val, &v) || v < 0)
+                return bad(e, name, "expected a fraction >= 0 (e.g. 0.15), got \"%s\"", val);
+            c->max_error = v;
+            break;
+        case O_VARY:
+            if (c->nvary >= CLI_MAX_VARY)
+                return bad(e, name, "too many --vary options%s", NULL);
+            c->vary[c->nvary++] = val;
+            break;
+        case O_JOBS:
+            if (parse_num(val, &v) || v < 1 || v > 256 || v != (int)v)
+                return bad(e, name, "expected an integer 1..256, got \"%s\"", val);
+            c->jobs = (int)v;
+            break;
+        case O_SHARD: {
+            int k2, n2;
+            char extra;
+            if (sscanf(val, "%d/%d%c", &k2, &n2, &extra) != 2 || n2 < 1 || k2 < 0 || k2 >= n2)
+                return bad(e, name, "expected K/N with 0 <= K < N, got \"%s\"", val);
+            c->shard_k = k2;
+            c->shard_n = n2;
+            break;
+        }
+        case O_RESUME:
+            c->resume = 1;
+            break;
+        case O_PROGRESS:
+            c->progress = 1;
+            break;
+        }
+    }
+    if (!c->mode_given)
+        c->modes = 1;
+    c->opts.training = c->modes == 2;
+    return 0;
+}
+
+void cli_root(char *out, size_t n)
+{
+    const char *env = getenv("KITSUNE_HOME");
+    if (env && env[0]) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0; /* .../build */
+            char probe[PATH_MAX + 16];
+            snprintf(probe, sizeof probe, "%s/../hw", exe);
+            if (access(probe, R_OK) == 0) {
+                snprintf(out, n, "%s/..", exe);
+                return;
+            }
+        }
+    }
+    snprintf(out, n, ".");
+}
+
+int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e)
+{
+    size_t len = strlen(name);
+    if (!len)
+        return err_set(e, KT_EINPUT, NULL, NULL, "empty %s name", dir);
+    if (strchr(name, '/') || (len > 5 && !strcmp(name + len - 5, ".json"))) {
+        snprintf(out, n, "%s", name);
+        if (access(out, R_OK) != 0)
+            return err_set(e, KT_EINPUT, name, NULL, "cannot open: %s", strerror(errno));
+        return 0;
+    }
+    char root[PATH_MAX];
+    cli_root(root, sizeof root);
+    snprintf(out, n, "%s/%s/%s.json", root, dir, name);
+    if (access(out, R_OK) != 0)
+        return err_set(e, KT_EINPUT, NULL, NULL,
+                       "no %s named \"%s\" (see 'kitsune list', or give a path to a .json file)",
+                       strcmp(dir, "hw") ? "workload" : "hardware", name);
+    /* print the conventional relative name in messages */
+    snprintf(out, n, "%s/%s/%s.json", root, dir, name);
+    return 0;
+}
+
+int cli_load_hw(const char *name, hw_gpu *g, kt_err *e)
+{
+    char path[PATH_MAX];
+    if (!name)
+        return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
+    if (cli_resolve("hw", name, path, sizeof path, e))
+        return -1;
+    return hw_load(path, g, e);
+}
+
+int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
+                kt_err *e)
+{
+    char path[PATH_MAX];
+    if (!name)
+        return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf)");
+    if (cli_resolve("workloads", name, path, sizeof path, e))
+        return -1;
+    return wl_load(path, c->sets, c->nsets, training, a, g, e);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+int cli_list_dir(const char *dir, char names[][64], int max)
+{
+    char root[PATH_MAX], path[PATH_MAX + 64];
+    cli_root(root, sizeof root);
+    snprintf(path, sizeof path, "%s/%s", root, dir);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < max) {
+        size_t len = strlen(de->d_name);
+        if (len > 5 && len < 64 && !strcmp(de->d_name + len - 5, ".json")) {
+            snprintf(names[n], 64, "%.*s", (int)(len - 5), de->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    qsort(names, (size_t)n, 64, cmp_names);
+    return n;
+}
+
+int cli_out_open(cli_out *o, const char *path, kt_err *e)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    snprintf(o->path, sizeof o->path, "%s", path);
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0)
+        return err_set(e, KT_EINPUT, path, NULL, "cannot create output: %s", strerror(errno));
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        close(fd);
+        unlink(o->tmp);
+        return err_set(e, KT_EINTERNAL, path, NULL, "cannot open output: %s", strerror(errno));
+    }
+    return 0;
+}
+
+int cli_out_close(cli_out *o, int ok, kt_err *e)
+{
+    if (!o->f)
+        return 0;
+    if (o->f == stdout) {
+        fflush(stdout);
+        o->f = NULL;
+        return 0;
+    }
+    int bad_write = ferror(o->f);
+    if (fclose(o->f))
+        bad_write = 1;
+    o->f = NULL;
+    if (!ok || bad_write) {
+        unlink(o->tmp);
+        if (ok)
+            return err_set(e, KT_EINTERNAL, o->path, NULL, "write failed");
+        return 0;
+    }
+    if (rename(o->tmp, o->path)) {
+        unlink(o->tmp);
+        return err_set(e, KT_EINPUT, o->path, NULL, "cannot write: %s", strerror(errno));
+    }
+    return 0;
+}
+
+int cli_fail(const char *cmd, const kt_err *e)
+{
+    char buf[1024];
+    err_format(e, buf, sizeof buf);
+    fprintf(stderr, "kitsune %s: %s\n", cmd, buf);
+    return e->code ? e->code : 1;
+}
+
+const char *cli_mode_name(int training)
+{
+    return training ? "training" : "inference";
+}

@@ -1,0 +1,61 @@
+/* list: shipped hardware descriptions and workloads. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+
+static const char *const HELP =
+    "usage: kitsune list\n"
+    "\n"
+    "List the shipped hardware descriptions (hw/) and workloads (workloads/) with a one-line\n"
+    "description each. Any of them can be named without path or .json suffix.\n";
+
+int cmd_list(int argc, char **argv)
+{
+    cli_common c;
+    kt_err e;
+    err_clear(&e);
+    int rc = cli_parse(argc, argv, 0, &c, &e);
+    if (rc == 1) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    if (rc)
+        return cli_fail("list", &e);
+    static char names[CLI_MAX_WL][64];
+    int n = cli_list_dir("hw", names, CLI_MAX_WL);
+    printf("hardware (hw/):\n");
+    for (int i = 0; i < n; i++) {
+        hw_gpu g;
+        kt_err le;
+        err_clear(&le);
+        char path[PATH_MAX];
+        if (cli_resolve("hw", names[i], path, sizeof path, &le) || hw_load(path, &g, &le)) {
+            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
+            continue;
+        }
+        printf("  %-16s %s%s\n", names[i], g.description, g.measured ? " [calibrated]" : "");
+    }
+    n = cli_list_dir("workloads", names, CLI_MAX_WL);
+    printf("workloads (workloads/):\n");
+    for (int i = 0; i < n; i++) {
+        arena a = {0};
+        wl_graph g;
+        kt_err le;
+        err_clear(&le);
+        char path[PATH_MAX];
+        if (cli_resolve("workloads", names[i], path, sizeof path, &le) ||
+            wl_load(path, NULL, 0, 0, &a, &g, &le)) {
+            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
+        } else {
+            printf("  %-16s %d ops;", names[i], g.nop);
+            for (int k = 0; k < g.nparam; k++)
+                printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
+            printf("\n");
+        }
+        arena_free(&a);
+    }
+    return 0;
+}

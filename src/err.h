@@ -1,0 +1,24 @@
+/* err: error values carried upward from the library to main (only main prints). */
+#ifndef KT_ERR_H
+#define KT_ERR_H
+
+enum { KT_OK = 0, KT_EINPUT = 2, KT_EINTERNAL = 1 };
+
+/** An error: code (KT_EINPUT for bad input, KT_EINTERNAL otherwise), the file it concerns,
+ *  the JSON path inside it (e.g. "ops[3].inputs[1]") and a lowercase message. */
+typedef struct kt_err {
+    int code;
+    char file[256];
+    char path[192];
+    char msg[320];
+} kt_err;
+
+/** Clear an error. */
+void err_clear(kt_err *e);
+/** Fill e (file/path may be NULL) and return -1, so callers can `return err_set(...)`. */
+int err_set(kt_err *e, int code, const char *file, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/** Format "file: path: msg" (parts omitted when empty) into buf. */
+void err_format(const kt_err *e, char *buf, unsigned long n);
+
+#endif

@@ -1,0 +1,182 @@
+/* jsonx: cJSON loading with file/line errors and JSON-path-aware typed getters. */
+#include "jsonx.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { JSONX_MAX_FILE_BYTES = 64 * 1024 * 1024 };
+
+cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root) {
+        const char *where = cJSON_GetErrorPtr();
+        if (!where)
+            where = end ? end : text;
+        long line = 1, col = 1;
+        for (const char *p = text; p < where && *p; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        err_set(e, KT_EINPUT, file, NULL, "invalid JSON at line %ld, column %ld", line, col);
+        return NULL;
+    }
+    return root;
+}
+
+cJSON *jsonx_load(const char *file, kt_err *e)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        err_set(e, KT_EINPUT, file, NULL, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        return NULL;
+    }
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap)
+            break;
+        if (cap >= JSONX_MAX_FILE_BYTES) {
+            free(buf);
+            fclose(f);
+            err_set(e, KT_EINPUT, file, NULL, "file larger than %d MiB", JSONX_MAX_FILE_BYTES >> 20);
+            return NULL;
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) {
+            free(buf);
+            fclose(f);
+            err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+            return NULL;
+        }
+        buf = nb;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        err_set(e, KT_EINPUT, file, NULL, "read error");
+        return NULL;
+    }
+    buf[len] = 0;
+    if (strlen(buf) != len) {
+        free(buf);
+        err_set(e, KT_EINPUT, file, NULL, "invalid JSON: contains a NUL byte");
+        return NULL;
+    }
+    cJSON *root = jsonx_parse(buf, file, e);
+    free(buf);
+    return root;
+}
+
+void jsonx_path(char *out, unsigned long n, const char *base, const char *key, int index)
+{
+    if (key)
+        snprintf(out, n, "%s%s%s", base && base[0] ? base : "", base && base[0] ? "." : "", key);
+    else
+        snprintf(out, n, "%s[%d]", base ? base : "", index);
+}
+
+int jsonx_num(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
+              double def, double lo, double *out, kt_err *e)
+{
+    char p[192];
+    jsonx_path(p, sizeof p, path, key, 0);
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it) {
+        if (has_def) {
+            *out = def;
+            return 0;
+        }
+        return err_set(e, KT_EINPUT, file, p, "missing field");
+    }
+    if (!cJSON_IsNumber(it))
+        return err_set(e, KT_EINPUT, file, p, "must be a number");
+    double v = it->valuedouble;
+    if (!isfinite(v))
+        return err_set(e, KT_EINPUT, file, p, "must be finite");
+    if (v < lo)
+        return err_set(e, KT_EINPUT, file, p, "must be >= %g", lo);
+    *out = v;
+    return 0;
+}
+
+int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
+              int64_t def, int64_t lo, int64_t *out, kt_err *e)
+{
+    char p[192];
+    jsonx_path(p, sizeof p, path, key, 0);
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it) {
+        if (has_def) {
+            *out = def;
+            return 0;
+        }
+        return err_set(e, KT_EINPUT, file, p, "missing field");
+    }
+    if (!cJSON_IsNumber(it))
+        return err_set(e, KT_EINPUT, file, p, "must be an integer");
+    double v = it->valuedouble;
+    if (!isfinite(v) || v != floor(v) || fabs(v) > 9.0e15)
+        return err_set(e, KT_EINPUT, file, p, "must be an integer");
+    if ((int64_t)v < lo)
+        return err_set(e, KT_EINPUT, file, p, "must be >= %lld", (long long)lo);
+    *out = (int64_t)v;
+    return 0;
+}
+
+const cJSON *jsonx_obj(const cJSON *obj, const char *key, const char *file, const char *path,
+                       kt_err *e)
+{
+    char p[192];
+    jsonx_path(p, sizeof p, path, key, 0);
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it) {
+        err_set(e, KT_EINPUT, file, p, "missing field");
+        return NULL;
+    }
+    if (!cJSON_IsObject(it)) {
+        err_set(e, KT_EINPUT, file, p, "must be an object");
+        return NULL;
+    }
+    return it;
+}
+
+int jsonx_set_number(cJSON *root, const char *dotted, double value, int mult, const char *file,
+                     kt_err *e)
+{
+    char buf[192];
+    snprintf(buf, sizeof buf, "%s", dotted);
+    cJSON *cur = root;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+        if (!cJSON_IsObject(cur))
+            return err_set(e, KT_EINPUT, file, dotted, "not an object path");
+        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+        if (!cur)
+            return err_set(e, KT_EINPUT, file, dotted, "no such field");
+    }
+    if (!cJSON_IsNumber(cur))
+        return err_set(e, KT_EINPUT, file, dotted, "not a numeric field");
+    double v = mult ? cur->valuedouble * value : value;
+    if (!isfinite(v))
+        return err_set(e, KT_EINPUT, file, dotted, "value must be finite");
+    cJSON_SetNumberValue(cur, v);
+    return 0;
+}

@@ -1,0 +1,229 @@
+/* out: writers for results - aligned tables for people, JSON and CSV for programs. */
+#include "out.h"
+
+#include <math.h>
+#include <string.h>
+
+void out_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void out_json_num(FILE *f, double v)
+{
+    if (!isfinite(v))
+        fputs("null", f);
+    else if (v == 0)
+        fputs("0", f);
+    else
+        fprintf(f, "%.9g", v);
+}
+
+const char *out_class_name(int c)
+{
+    static const char *const N[] = {"both_low", "sm_low", "dram_low", "neither_low"};
+    return N[c];
+}
+
+void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_graph *g, int training)
+{
+    fputs("{\"tool\": \"kitsune\", \"version\": ", f);
+    out_json_str(f, version);
+    fputs(", \"workload\": ", f);
+    out_json_str(f, g->name);
+    fputs(", \"hw\": ", f);
+    out_json_str(f, hw->name);
+    fprintf(f, ", \"mode\": \"%s\", \"params\": {", training ? "training" : "inference");
+    for (int i = 0; i < g->nparam; i++) {
+        fprintf(f, "%s", i ? ", " : "");
+        out_json_str(f, g->param[i].name);
+        fprintf(f, ": %lld", (long long)g->param[i].value);
+    }
+    fputs("}", f);
+}
+
+static void json_energy(FILE *f, double total, double avg, double t, double s, double d, double l2,
+                        double sm, double rf, double st)
+{
+    fputs(", \"energy_J\": ", f);
+    out_json_num(f, total);
+    fputs(", \"avg_power_W\": ", f);
+    out_json_num(f, avg);
+    fputs(", \"energy_breakdown_J\": {\"tensor\": ", f);
+    out_json_num(f, t);
+    fputs(", \"simt\": ", f);
+    out_json_num(f, s);
+    fputs(", \"dram\": ", f);
+    out_json_num(f, d);
+    fputs(", \"l2\": ", f);
+    out_json_num(f, l2);
+    fputs(", \"smem\": ", f);
+    out_json_num(f, sm);
+    fputs(", \"rf\": ", f);
+    out_json_num(f, rf);
+    fputs(", \"static\": ", f);
+    out_json_num(f, st);
+    fputs("}", f);
+}
+
+void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_items)
+{
+    fputs("{\"exec\": ", f);
+    out_json_str(f, r->exec);
+    fputs(", \"time_s\": ", f);
+    out_json_num(f, r->time_s);
+    fprintf(f, ", \"flops\": %lld, \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, "
+               "\"l2_bytes\": %lld, \"kernels\": %d, \"ops_total\": %d, \"ops_covered\": %d",
+            (long long)r->flops, (long long)r->dram_read_bytes, (long long)r->dram_write_bytes,
+            (long long)r->l2_bytes, r->kernels, r->ops_total, r->ops_covered);
+    fputs(", \"clock_MHz\": ", f);
+    out_json_num(f, r->clock_MHz);
+    json_energy(f, r->energy_J, r->avg_power_W, r->e_tensor_J, r->e_simt_J, r->e_dram_J, r->e_l2_J,
+                r->e_smem_J, r->e_rf_J, r->e_static_J);
+    fputs(", \"class_time_s\": {", f);
+    for (int i = 0; i < UC_COUNT; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
+        out_json_num(f, r->class_time_s[i]);
+    }
+    fputs("}", f);
+    if (with_items) {
+        fputs(",\n  \"ops\": [", f);
+        for (int i = 0; i < r->nitems; i++) {
+            const kt_item *it = &r->items[i];
+            const cost_result *c = &it->c;
+            fputs(i ? ",\n    " : "\n    ", f);
+            fputs("{\"name\": ", f);
+            out_json_str(f, it->name);
+            fputs(", \"type\": ", f);
+            out_json_str(f, it->type);
+            fputs(", \"time_s\": ", f);
+            out_json_num(f, c->time_s);
+            fprintf(f, ", \"bound\": \"%s\", \"flops\": %lld, \"dram_read_bytes\": %lld, "
+                       "\"dram_write_bytes\": %lld, \"l2_bytes\": %lld",
+                    cost_bound_name(c->bound), (long long)c->flops, (long long)c->dram_read_bytes,
+                    (long long)c->dram_write_bytes, (long long)c->l2_bytes);
+            fputs(", \"terms_s\": {\"compute\": ", f);
+            out_json_num(f, c->compute_s);
+            fputs(", \"tensor\": ", f);
+            out_json_num(f, c->tensor_s);
+            fputs(", \"simt\": ", f);
+            out_json_num(f, c->simt_s);
+            fputs(", \"l2\": ", f);
+            out_json_num(f, c->l2_s);
+            fputs(", \"dram\": ", f);
+            out_json_num(f, c->dram_s);
+            fputs(", \"latency\": ", f);
+            out_json_num(f, c->latency_s);
+            fputs(", \"launch\": ", f);
+            out_json_num(f, c->launch_s);
+            fprintf(f, "}, \"tiles\": %lld, \"waves\": %lld, \"sms\": %d", (long long)c->tiles,
+                    (long long)c->waves, c->sms);
+            fputs(", \"sm_util\": ", f);
+            out_json_num(f, c->sm_util);
+            fputs(", \"dram_util\": ", f);
+            out_json_num(f, c->dram_util);
+            fputs(", \"energy_J\": ", f);
+            out_json_num(f, it->energy_J);
+            fputs(", \"avg_power_W\": ", f);
+            out_json_num(f, it->avg_power_W);
+            if (it->nops > 1 || it->note) {
+                fputs(", \"members\": [", f);
+                for (int k = 0; k < it->nops; k++) {
+                    fputs(k ? ", " : "", f);
+                    out_json_str(f, g->op[it->ops[k]].name);
+                }
+                fputs("]", f);
+            }
+            if (it->note) {
+                fputs(", \"note\": ", f);
+                out_json_str(f, it->note);
+            }
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}", f);
+}
+
+static double mb(int64_t b)
+{
+    return (double)b / 1e6;
+}
+
+void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu *hw, int explain)
+{
+    (void)hw;
+    int wn = 4, wt = 4;
+    for (int i = 0; i < r->nitems; i++) {
+        int n = (int)strlen(r->items[i].name), t = (int)strlen(r->items[i].type);
+        if (n > wn)
+            wn = n;
+        if (t > wt)
+            wt = t;
+    }
+    if (wn > 40)
+        wn = 40;
+    fprintf(f, "%-*s  %-*s  %11s  %-8s  %10s  %12s  %12s  %10s", wn, "name", wt, "type", "time_us",
+            "bound", "GFLOP", "dram_rd_MB", "dram_wr_MB", "l2_MB");
+    if (explain)
+        fprintf(f, "  %10s  %10s  %10s  %10s  %10s  %8s  %6s", "compute_us", "l2_us", "dram_us",
+                "latency_us", "launch_us", "tiles", "waves");
+    fputc('\n', f);
+    for (int i = 0; i < r->nitems; i++) {
+        const kt_item *it = &r->items[i];
+        const cost_result *c = &it->c;
+        fprintf(f, "%-*.*s  %-*s  %11.2f  %-8s  %10.3f  %12.3f  %12.3f  %10.3f", wn, wn, it->name,
+                wt, it->type, c->time_s * 1e6, c->bound == BOUND_NONE ? "-" : cost_bound_name(c->bound),
+                (double)c->flops / 1e9, mb(c->dram_read_bytes), mb(c->dram_write_bytes),
+                mb(c->l2_bytes));
+        if (explain)
+            fprintf(f, "  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %8lld  %6lld", c->compute_s * 1e6,
+                    c->l2_s * 1e6, c->dram_s * 1e6, c->latency_s * 1e6, c->launch_s * 1e6,
+                    (long long)c->tiles, (long long)c->waves);
+        if (it->note && it->nops > 1)
+            fprintf(f, "  [%d ops: %s]", it->nops, it->note);
+        fputc('\n', f);
+    }
+    fprintf(f, "%-*s  %-*s  %11.2f  %-8s  %10.3f  %12.3f  %12.3f  %10.3f\n", wn, "total", wt, r->exec,
+            r->time_s * 1e6, "", (double)r->flops / 1e9, mb(r->dram_read_bytes),
+            mb(r->dram_write_bytes), mb(r->l2_bytes));
+    fprintf(f, "%d kernels for %d ops (%d in multi-op groups)", r->kernels, r->ops_total,
+            r->ops_covered);
+    if (r->energy_J > 0)
+        fprintf(f, "; energy %.4g J, average power %.1f W at %.0f MHz", r->energy_J, r->avg_power_W,
+                r->clock_MHz);
+    fputc('\n', f);
+    (void)g;
+}
+
+void out_csv_items_header(FILE *f)
+{
+    fputs("workload,hw,mode,exec,name,type,time_s,bound,flops,dram_read_bytes,dram_write_bytes,"
+          "l2_bytes,compute_s,l2_s,dram_s,latency_s,launch_s,tiles,waves,energy_J\n",
+          f);
+}
+
+void out_csv_items(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu *hw, int training)
+{
+    for (int i = 0; i < r->nitems; i++) {
+        const kt_item *it = &r->items[i];
+        const cost_result *c = &it->c;
+        fprintf(f, "%s,%s,%s,%s,%s,%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g\n",
+                g->name, hw->name, training ? "training" : "inference", r->exec, it->name, it->type,
+                c->time_s, c->bound == BOUND_NONE ? "none" : cost_bound_name(c->bound),
+                (long long)c->flops, (long long)c->dram_read_bytes, (long long)c->dram_write_bytes,
+                (long long)c->l2_bytes, c->compute_s, c->l2_s, c->dram_s, c->latency_s, c->launch_s,
+                (long long)c->tiles, (long long)c->waves, it->energy_J);
+    }
+}

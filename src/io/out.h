@@ -1,0 +1,27 @@
+/* out: writers for results - aligned tables for people, JSON and CSV for programs. */
+#ifndef KT_OUT_H
+#define KT_OUT_H
+#include <stdio.h>
+
+#include "../model/hw.h"
+#include "../model/result.h"
+#include "../model/wl.h"
+
+/** Write a JSON string literal (escaped). */
+void out_json_str(FILE *f, const char *s);
+/** Write a double deterministically (%.9g; non-finite as null). */
+void out_json_num(FILE *f, double v);
+/** {"tool":..., "version":..., "workload":..., "hw":..., "mode":..., "params":{...}, — leaves the
+ *  object open for "results". */
+void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_graph *g, int training);
+/** One result object: totals, energy, class times and per-item list. */
+void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_items);
+/** Aligned per-item table of one result, totals last; explain adds the roofline terms. */
+void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu *hw, int explain);
+/** CSV header and rows (one per item) for predict. */
+void out_csv_items_header(FILE *f);
+void out_csv_items(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu *hw, int training);
+/** Utilization class name ("both_low", "sm_low", "dram_low", "neither_low"). */
+const char *out_class_name(int c);
+
+#endif

@@ -1,0 +1,306 @@
+/* cost: per-operator roofline with CTA tiles and waves.
+ *
+ * time = launch gap + first-access latency + max(compute, L2, DRAM), where
+ *   compute = waves * ctas_per_sm * (tile tensor FLOPs / tensor rate + tile SIMT FLOPs / SIMT rate
+ *             + tile SFU ops / SFU rate)   (tensor and SIMT work of one CTA run one after the other:
+ *             the temporal multiplexing the Kitsune paper describes, section 2)
+ *   L2      = L2->SM bytes (operand re-reads per tile) / achievable L2 bandwidth
+ *   DRAM    = DRAM bytes / achievable DRAM bandwidth
+ * Rates are peak x the hw file's achievable fraction; a kernel with few CTAs is also limited by
+ * Little's law (bytes in flight per SM / latency). */
+#include "cost.h"
+
+#include <math.h>
+#include <string.h>
+
+/* CUTLASS/cuBLAS-style GEMM CTA tile for large problems (CUTLASS default 128x128 threadblock
+ * tile, K step 32, 4-stage cp.async pipeline on sm80+; NVIDIA CUTLASS docs, "efficient GEMM"). */
+enum { GEMM_TILE_MAX = 128, GEMM_TILE_MIN = 16, GEMM_TILE_K = 32, GEMM_STAGES = 4,
+       GEMM_THREADS = 256 };
+/* Split-K only when K is long enough that each split keeps this many K per CTA. */
+enum { GEMM_SPLITK_MIN_K = 256 };
+/* ATen elementwise kernels: 128 threads x 4 elements per thread (ATen/native/cuda/Loops.cuh:
+ * num_threads() = 128, thread_work_size() = 4). */
+enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4 };
+/* Row kernels (softmax/norms/reductions): a CTA of 256 threads handles at least this many
+ * elements (several short rows per CTA, one long row per CTA). */
+enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024 };
+/* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
+ * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
+enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
+/* Bytes one thread keeps in flight (one 128-bit load), for the Little's-law bandwidth cap. */
+enum { INFLIGHT_BYTES_PER_THREAD = 16 };
+/* SFU throughput relative to FP32 FMA lanes: 16 vs 64 (CC 8.x) and 16 vs 128 (CC 9.0) results
+ * per clock per SM (CUDA C++ Programming Guide, arithmetic instructions table); we use
+ * simt_fp32_flop_per_clk_per_sm / 8 (= 16 per clk on A100: 128/8). */
+enum { SFU_PER_FP32_FLOP_DIV = 8 };
+
+double cost_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz)
+{
+    return hw_tensor_flops_per_sm(g, d, clock_MHz) * g->tensor_frac;
+}
+
+double cost_simt_rate(const hw_gpu *g, double clock_MHz)
+{
+    return hw_simt_flops_per_sm(g, clock_MHz) * g->simt_frac;
+}
+
+double cost_sfu_rate(const hw_gpu *g, double clock_MHz)
+{
+    return hw_simt_flops_per_sm(g, clock_MHz) / SFU_PER_FP32_FLOP_DIV * g->simt_frac;
+}
+
+double cost_dram_Bps(const hw_gpu *g, int active_sms)
+{
+    double peak = g->dram_bandwidth_GBps * 1e9 * g->dram_frac;
+    double lat = g->dram_latency_ns * 1e-9;
+    if (lat <= 0)
+        return peak;
+    double little = (double)active_sms * g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD / lat;
+    return little < peak ? little : peak;
+}
+
+double cost_l2_Bps(const hw_gpu *g, int active_sms, double clock_MHz)
+{
+    double peak = g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (clock_MHz / g->clock_MHz);
+    double lat = g->l2_latency_ns * 1e-9;
+    if (lat <= 0)
+        return peak;
+    double little = (double)active_sms * g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD / lat;
+    return little < peak ? little : peak;
+}
+
+double cost_launch_s(const hw_gpu *g, const cost_ctx *c)
+{
+    return (c->graph_launch ? g->launch_graph_overhead_us : g->launch_overhead_us) * 1e-6;
+}
+
+const char *cost_bound_name(cost_bound b)
+{
+    static const char *const N[] = {"compute", "l2", "dram", "latency", "none"};
+    return N[b];
+}
+
+static int64_t cdiv(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static int64_t pow2_tile(int64_t x)
+{
+    int64_t t = GEMM_TILE_MIN;
+    while (t < x && t < GEMM_TILE_MAX)
+        t *= 2;
+    return t;
+}
+
+static int occupancy(const hw_gpu *g, double smem_bytes, int threads)
+{
+    int by_threads = g->max_threads_per_sm / threads;
+    int by_smem = smem_bytes > 0 ? (int)(hw_smem_bytes(g) / smem_bytes) : g->max_ctas_per_sm;
+    int c = by_threads < by_smem ? by_threads : by_smem;
+    if (c > g->max_ctas_per_sm)
+        c = g->max_ctas_per_sm;
+    return c < 1 ? 1 : c;
+}
+
+static double sat_mul(double a, double b)
+{
+    double r = a * b;
+    return r > 9.0e18 ? 9.0e18 : r;
+}
+
+void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
+{
+    memset(t, 0, sizeof *t);
+    t->split_k = 1;
+    int esz = dt_bytes(w->cdt);
+    double l2cap = hw_l2_bytes(g);
+    switch (w->kind) {
+    case OPK_GEMM: {
+        t->tm = pow2_tile(w->m);
+        t->tn = pow2_tile(w->n);
+        int64_t mt = cdiv(w->m, t->tm), nt = cdiv(w->n, t->tn);
+        int64_t base = mt * nt * w->batch;
+        /* split-K when the output tiles cannot fill the SMs (cuBLAS does this for skinny GEMMs) */
+        if (base < sms && w->k >= 2 * GEMM_SPLITK_MIN_K) {
+            int64_t s = sms / base, kmax = w->k / GEMM_SPLITK_MIN_K;
+            t->split_k = s < kmax ? s : kmax;
+            if (t->split_k < 1)
+                t->split_k = 1;
+        }
+        t->tiles = base * t->split_k;
+        int64_t kt = cdiv(w->k, t->split_k);
+        t->threads_per_cta = GEMM_THREADS;
+        t->smem_per_cta_bytes = (double)GEMM_STAGES * (double)(t->tm + t->tn) * GEMM_TILE_K * esz;
+        t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
+        t->tile_flops_tensor = 2.0 * (double)t->tm * (double)t->tn * (double)kt;
+        t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 */
+        double l2 = (double)t->tiles * (double)(t->tm + t->tn) * (double)kt * esz + (double)w->out_bytes;
+        if (t->split_k > 1) /* fp32 partials written and read back for the reduction */
+            l2 += 2.0 * (double)t->split_k * (double)w->m * (double)w->n * (double)w->batch * 4.0;
+        t->l2_bytes = (int64_t)fmin(l2, 9.0e18);
+        /* operand re-reads from DRAM: none while the smaller operand stays in L2 as the larger
+         * one streams (row-panel rasterization); otherwise the L2->SM excess misses in proportion
+         * to how far the working set exceeds L2 */
+        double a = (double)w->in_bytes[0], b = (double)w->in_bytes[1];
+        double small = a < b ? a : b, ws = a + b;
+        if (small > l2cap / 2 && ws > 0) {
+            double excess = fmax(0.0, l2 - ws - (double)w->out_bytes);
+            t->extra_dram_read_bytes = (int64_t)(excess * fmax(0.0, 1.0 - l2cap / ws));
+        }
+        break;
+    }
+    case OPK_ATTN: {
+        int64_t group = w->heads / (w->kv_heads ? w->kv_heads : 1);
+        double keys_per_row = w->causal ? (double)w->l - (double)(w->s - 1) / 2.0 : (double)w->l;
+        t->threads_per_cta = ATTN_THREADS;
+        if (w->s * group <= ATTN_BR / 2) {
+            /* decode: one CTA per (batch, kv head, KV chunk), the group's queries packed as rows */
+            int64_t rows = pow2_tile(w->s * group);
+            int64_t chunks = cdiv(w->l, ATTN_DECODE_CHUNK);
+            t->tiles = w->batch * w->kv_heads * chunks;
+            t->tm = rows;
+            t->tn = ATTN_DECODE_CHUNK;
+            t->tile_flops_tensor = 2.0 * (double)rows * (double)ATTN_DECODE_CHUNK * (double)(w->d + w->dv);
+            t->l2_bytes = (int64_t)sat_mul((double)t->tiles,
+                                           (double)ATTN_DECODE_CHUNK * (double)(w->d + w->dv) * esz +
+                                               (double)rows * (double)(w->d + w->dv) * esz);
+        } else {
+            int64_t qt = cdiv(w->s, ATTN_BR);
+            t->tiles = w->batch * w->heads * qt;
+            t->tm = ATTN_BR;
+            t->tn = ATTN_BC;
+            t->tile_flops_tensor = (double)w->flops_tensor / (double)t->tiles;
+            /* each query tile streams the keys it attends through L2 */
+            t->l2_bytes = (int64_t)sat_mul((double)t->tiles,
+                                           keys_per_row * (double)(w->d + w->dv) * esz +
+                                               (double)ATTN_BR * (double)(w->d + w->dv) * esz);
+        }
+        if (w->is_backward)
+            t->l2_bytes *= 2; /* dK/dV accumulation re-reads Q, dO per KV tile */
+        t->l2_bytes += w->out_bytes;
+        t->smem_per_cta_bytes = (double)(t->tm * w->d + 2 * 2 * ATTN_BC * (w->d + w->dv)) * esz;
+        t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
+        t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+        break;
+    }
+    case OPK_ROW: {
+        int64_t rows_per_cta = w->row_len >= ROW_MIN_ELEMS_PER_CTA ? 1 : ROW_MIN_ELEMS_PER_CTA / w->row_len;
+        t->tiles = cdiv(w->rows ? w->rows : 1, rows_per_cta);
+        t->threads_per_cta = ROW_THREADS;
+        t->ctas_per_sm = occupancy(g, 0, ROW_THREADS);
+        t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+        t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+        break;
+    }
+    case OPK_SCATTER: {
+        t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+        t->threads_per_cta = STREAM_THREADS;
+        t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+        t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        /* each element is an atomic read-modify-write at L2: read + write of the destination */
+        t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + 2.0 * (double)w->out_bytes, 9.0e18);
+        double out = (double)w->out_bytes;
+        if (out > l2cap) /* destination rows evicted between updates: RMW misses go to DRAM */
+            t->extra_dram_read_bytes = (int64_t)((double)w->in_bytes[0] * (1.0 - l2cap / out));
+        break;
+    }
+    case OPK_GATHER:
+    case OPK_STREAM:
+    default: {
+        t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+        t->threads_per_cta = STREAM_THREADS;
+        t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+        t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+        t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+        if (w->kind == OPK_GATHER) {
+            /* distinct rows that do not stay in L2 are fetched again on later lookups */
+            double distinct = (double)w->in_bytes[0], all = (double)w->in_l2_bytes;
+            if (distinct > l2cap && all > distinct)
+                t->extra_dram_read_bytes = (int64_t)((all - distinct) * (1.0 - l2cap / distinct));
+        }
+        break;
+    }
+    }
+    if (t->tiles < 1)
+        t->tiles = 1;
+}
+
+void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, int64_t ext_dram_read,
+               int64_t ext_dram_write, cost_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->sms = sms;
+    r->bound = BOUND_NONE;
+    if (w->kind == OPK_FREE)
+        return;
+    cost_tiling t;
+    cost_tile(g, w, sms, &t);
+    int64_t slots = (int64_t)sms * t.ctas_per_sm;
+    r->tiles = t.tiles;
+    r->waves = t.tiles / slots + (t.tiles % slots != 0);
+    r->wave_eff = (double)t.tiles / ((double)r->waves * (double)slots);
+    int active = (int)(t.tiles < sms ? t.tiles : sms);
+
+    double tr = cost_tensor_rate(g, w->cdt, c->clock_MHz);
+    double tile_tensor_s;
+    if (t.tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
+        tile_tensor_s = t.tile_flops_tensor / cost_simt_rate(g, c->clock_MHz);
+    else
+        tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
+    double tile_simt_s = t.tile_flops_simt / cost_simt_rate(g, c->clock_MHz) +
+                         t.tile_sfu_ops / cost_sfu_rate(g, c->clock_MHz);
+    /* each SM runs ctas_per_sm tiles at once, sharing its units */
+    double per_wave = (double)t.ctas_per_sm;
+    r->tensor_s = (double)r->waves * per_wave * tile_tensor_s;
+    r->simt_s = (double)r->waves * per_wave * tile_simt_s;
+    if (t.tiles < slots) { /* a partial single wave: SMs with fewer CTAs finish sooner */
+        double per_sm = ceil((double)t.tiles / (double)sms);
+        r->tensor_s = per_sm * tile_tensor_s;
+        r->simt_s = per_sm * tile_simt_s;
+    }
+    r->compute_s = r->tensor_s + r->simt_s;
+
+    r->l2_bytes = t.l2_bytes;
+    r->dram_read_bytes = ext_dram_read + t.extra_dram_read_bytes;
+    r->dram_write_bytes = ext_dram_write;
+    r->l2_s = (double)r->l2_bytes / cost_l2_Bps(g, active, c->clock_MHz);
+    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) / cost_dram_Bps(g, active);
+    r->launch_s = cost_launch_s(g, c);
+    /* the first tile waits one memory round trip before it can compute (pipeline fill) */
+    r->latency_s = (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
+    if (t.split_k > 1)
+        r->latency_s += g->l2_latency_ns * 1e-9; /* partial-sum reduction round trip */
+    r->flops = w->flops_tensor + w->flops_simt;
+    r->flops_tensor = w->flops_tensor;
+    r->flops_simt = w->flops_simt;
+    r->sfu_ops = w->sfu_ops;
+    r->cdt = w->cdt;
+    r->tensor_on_simt = t.tile_flops_tensor > 0 && tr <= 0;
+
+    double body = r->compute_s;
+    r->bound = BOUND_COMPUTE;
+    if (r->l2_s > body) {
+        body = r->l2_s;
+        r->bound = BOUND_L2;
+    }
+    if (r->dram_s > body) {
+        body = r->dram_s;
+        r->bound = BOUND_DRAM;
+    }
+    if (r->launch_s + r->latency_s > body)
+        r->bound = BOUND_LATENCY;
+    r->time_s = r->launch_s + r->latency_s + body;
+    double peak_flops = (w->flops_tensor > 0 && tr > 0)
+                            ? hw_tensor_flops_per_sm(g, w->cdt, c->clock_MHz) * g->sm_count
+                            : hw_simt_flops_per_sm(g, c->clock_MHz) * g->sm_count;
+    r->sm_util = r->time_s > 0 ? (double)r->flops / r->time_s / peak_flops : 0;
+    r->dram_util = r->time_s > 0 ? (double)(r->dram_read_bytes + r->dram_write_bytes) / r->time_s /
+                                       (g->dram_bandwidth_GBps * 1e9)
+                                 : 0;
+}

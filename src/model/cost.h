@@ -1,0 +1,66 @@
+/* cost: per-operator roofline with CTA tiles and waves, on k SMs of a GPU. */
+#ifndef KT_COST_H
+#define KT_COST_H
+#include <stdint.h>
+
+#include "hw.h"
+#include "op.h"
+
+typedef enum cost_bound { BOUND_COMPUTE, BOUND_L2, BOUND_DRAM, BOUND_LATENCY, BOUND_NONE } cost_bound;
+
+/** Evaluation context shared by every op of a run. */
+typedef struct cost_ctx {
+    double clock_MHz;  /* SM clock (DVFS); compute and L2 rates scale with it, DRAM does not */
+    int graph_launch;  /* 1: kernels launched from a CUDA graph (launch.graph_overhead_us) */
+} cost_ctx;
+
+/** CTA tiling of an op on a GPU. */
+typedef struct cost_tiling {
+    int64_t tiles;       /* CTAs of the kernel */
+    int ctas_per_sm;     /* co-resident CTAs per SM (shared memory, threads, CTA limits) */
+    int64_t tm, tn;      /* GEMM/attention CTA tile (rows x cols of the output) */
+    int64_t split_k;     /* GEMM split-K factor (1 = none) */
+    double smem_per_cta_bytes;
+    int threads_per_cta;
+    double tile_flops_tensor; /* FLOPs one tile executes, padding included */
+    double tile_flops_simt, tile_sfu_ops;
+    int64_t l2_bytes;    /* L2 -> SM bytes of the whole kernel, re-reads included */
+    int64_t extra_dram_read_bytes; /* operand re-reads that miss L2 (working set > L2) */
+} cost_tiling;
+
+typedef struct cost_result {
+    double time_s;                 /* launch_s + latency_s + max(compute_s, l2_s, dram_s) */
+    double compute_s, tensor_s, simt_s, l2_s, dram_s, latency_s, launch_s;
+    cost_bound bound;
+    int64_t flops;                 /* flops_tensor + flops_simt */
+    int64_t flops_tensor, flops_simt, sfu_ops;
+    dtype cdt;                     /* tensor-core dtype of flops_tensor */
+    int tensor_on_simt;            /* 1 when the GPU lacks tensor cores for cdt (SIMT fp32) */
+    int64_t dram_read_bytes, dram_write_bytes, l2_bytes;
+    int64_t tiles, waves;
+    int sms;
+    double wave_eff;               /* useful tiles / (waves * slots) */
+    double sm_util, dram_util;     /* achieved fraction of peak compute / DRAM bandwidth */
+} cost_result;
+
+/** Tile an op for the GPU, when it runs on `sms` SMs. */
+void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t);
+/** Evaluate op work on `sms` SMs. ext_dram_read/ext_dram_write: bytes of the op's own inputs and
+ *  outputs that miss L2 (decided by the caller's residency model); the op's internal re-reads are
+ *  added here. Pure. */
+void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, int64_t ext_dram_read,
+               int64_t ext_dram_write, cost_result *r);
+/** Achievable DRAM bandwidth in bytes/s with `active_sms` SMs issuing loads (Little's law cap). */
+double cost_dram_Bps(const hw_gpu *g, int active_sms);
+/** Achievable L2 bandwidth in bytes/s at a clock with `active_sms` SMs. */
+double cost_l2_Bps(const hw_gpu *g, int active_sms, double clock_MHz);
+/** Achievable per-SM compute rates (FLOP/s) at a clock. */
+double cost_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz);
+double cost_simt_rate(const hw_gpu *g, double clock_MHz);
+double cost_sfu_rate(const hw_gpu *g, double clock_MHz);
+/** Launch gap in seconds. */
+double cost_launch_s(const hw_gpu *g, const cost_ctx *c);
+/** "compute", "l2", "dram", "latency". */
+const char *cost_bound_name(cost_bound b);
+
+#endif

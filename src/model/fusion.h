@@ -1,0 +1,17 @@
+/* fusion: the vertical-fusion baseline - fusion planner and cost of fused groups. */
+#ifndef KT_FUSION_H
+#define KT_FUSION_H
+#include "../arena.h"
+#include "../err.h"
+#include "cost.h"
+#include "hw.h"
+#include "result.h"
+#include "wl.h"
+
+/** Plan fusion groups and predict vertical-fusion execution. fuse_backward: 0 = forward ops only
+ *  (the paper's assumption for training), 1 = backward chains too. r->items are the groups
+ *  (single-op groups included), r->ops_covered counts ops inside multi-op groups. */
+int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+           int fuse_backward, arena *a, kt_result *r, kt_err *e);
+
+#endif

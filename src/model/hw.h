@@ -1,0 +1,57 @@
+/* hw: GPU hardware description (units in every field name), loaded from hw/<name>.json. */
+#ifndef KT_HW_H
+#define KT_HW_H
+#include <cjson/cJSON.h>
+
+#include "../err.h"
+#include "dtype.h"
+
+/** Tensor-core dtypes with a peak (index by dtype; 0 = unsupported). */
+typedef struct hw_gpu {
+    char name[64];
+    char description[160];
+    int sm_count;
+    double clock_MHz;     /* SM clock at which the peaks hold */
+    double clock_min_MHz; /* lowest DVFS clock */
+    double tensor_flop_per_clk_per_sm[DT_COUNT];
+    double simt_fp32_flop_per_clk_per_sm;
+    /* per SM */
+    double smem_per_sm_KiB, registers_per_sm_KiB, smem_bandwidth_bytes_per_clk;
+    int max_ctas_per_sm, max_threads_per_sm;
+    /* memory */
+    double dram_capacity_GiB, dram_bandwidth_GBps, dram_latency_ns;
+    double l2_capacity_MiB, l2_bandwidth_GBps, l2_latency_ns;
+    /* launch */
+    double launch_overhead_us, launch_graph_overhead_us;
+    /* achievable fractions of each peak */
+    double tensor_frac, simt_frac, dram_frac, l2_frac;
+    /* energy */
+    double tensor_pJ_per_flop[DT_COUNT];
+    double simt_fp32_pJ_per_flop, dram_pJ_per_byte, l2_pJ_per_byte, smem_pJ_per_byte,
+        rf_pJ_per_byte;
+    /* power and DVFS */
+    double idle_W, static_W, tdp_W;
+    double voltage_min_V, voltage_max_V, knee_clock_MHz;
+    /* queues (Kitsune ring queues through L2) */
+    double queue_atomic_latency_ns, queue_sync_round_trips_per_tile;
+    /* provenance */
+    int measured; /* 1 when a calibration merged measured values */
+    char measured_date[32];
+} hw_gpu;
+
+/** Convert a parsed hw JSON tree into g; every field is validated (type, finite, range) and
+ *  errors name `file` and the JSON path. 0 or -1. */
+int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e);
+/** Load and convert a file. */
+int hw_load(const char *file, hw_gpu *g, kt_err *e);
+
+/** Peak FLOP/s of one SM on the tensor cores for dtype d at clock_MHz (0 if unsupported). */
+double hw_tensor_flops_per_sm(const hw_gpu *g, dtype d, double clock_MHz);
+/** Peak fp32 FLOP/s of one SM on the SIMT (CUDA) cores at clock_MHz. */
+double hw_simt_flops_per_sm(const hw_gpu *g, double clock_MHz);
+/** L2 capacity in bytes. */
+double hw_l2_bytes(const hw_gpu *g);
+/** Shared memory per SM in bytes. */
+double hw_smem_bytes(const hw_gpu *g);
+
+#endif

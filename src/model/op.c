@@ -1,0 +1,739 @@
+/* op: the table of operator types - shape rules, FLOPs, bytes, execution unit and tiling.
+ *
+ * FLOPs count 2 per multiply-add. Elementwise costs per element are instruction counts of the
+ * usual CUDA implementations (PyTorch's ATen kernels): a transcendental (exp, tanh, erf, rsqrt)
+ * is one SFU op plus the FP32 arithmetic around it. Bytes are unique bytes: each input read once,
+ * each output written once; re-reads are the cost model's business (cost.c). */
+#include "op.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct op_info {
+    const char *name;
+    op_kind kind;
+    int min_in, max_in;
+} op_info;
+
+static const op_info OP_INFO[OP_COUNT] = {
+#define X(e, n, k, lo, hi) [OP_##e] = {n, k, lo, hi},
+    OP_TYPES(X)
+#undef X
+};
+
+/* Per-element cost of elementwise types: SIMT FP32 FLOPs and SFU ops. */
+typedef struct ew_cost {
+    int type;
+    int flops, sfu;
+} ew_cost;
+static const ew_cost EW_COST[] = {
+    {OP_RELU, 1, 0},    {OP_GELU, 8, 1},  {OP_SILU, 4, 1},   {OP_SIGMOID, 3, 1},
+    {OP_TANH, 1, 1},    {OP_EXP, 1, 1},   {OP_LOG, 1, 1},    {OP_NEG, 1, 0},
+    {OP_ABS, 1, 0},     {OP_SQRT, 0, 1},  {OP_RSQRT, 0, 1},  {OP_SQUARE, 1, 0},
+    {OP_SCALE, 1, 0},   {OP_COPY, 0, 0},  {OP_CAST, 0, 0},   {OP_FILL, 0, 0},
+    {OP_ADD, 1, 0},     {OP_SUB, 1, 0},   {OP_MUL, 1, 0},    {OP_DIV, 1, 0},
+    {OP_ACT_BWD, 6, 1}, {OP_ADAM, 12, 1}, {OP_ROPE, 3, 0},   {OP_INDEX_COPY, 0, 0},
+    {OP_CONCAT, 0, 0},  {OP_SLICE, 0, 0}, {OP_TRANSPOSE, 0, 0},
+};
+/* Row ops, per input element. */
+static const ew_cost ROW_COST[] = {
+    {OP_REDUCE, 1, 0},    {OP_SOFTMAX, 4, 1},  {OP_SOFTMAX_BWD, 4, 0},
+    {OP_LAYERNORM, 8, 0}, {OP_RMSNORM, 5, 0},  {OP_NORM_BWD, 12, 0},
+};
+
+/* Attributes each type accepts (everything else is an error, so typos do not pass silently). */
+static const struct {
+    int type;
+    const char *keys;
+} OP_ATTRS[] = {
+    {OP_MATMUL, "transpose_a,transpose_b,"}, {OP_LINEAR, "transpose_b,"},
+    {OP_REDUCE, "op,axes,keepdim,"},         {OP_SOFTMAX, "axis,"},
+    {OP_SOFTMAX_BWD, "axis,"},               {OP_LAYERNORM, "eps,"},
+    {OP_RMSNORM, "eps,"},                    {OP_NORM_BWD, "op,"},
+    {OP_ATTENTION, "causal,"},               {OP_ATTN_BWD, "causal,"},
+    {OP_GATHER, "axis,"},                    {OP_INDEX_SELECT, "axis,"},
+    {OP_SCATTER_ADD, "axis,"},               {OP_INDEX_ADD, "axis,"},
+    {OP_INDEX_COPY, "axis,"},                {OP_CONCAT, "axis,"},
+    {OP_SLICE, "axis,start,end,"},           {OP_TRANSPOSE, "perm,copy,"},
+    {OP_RESHAPE, "copy,"},                   {OP_VIEW, "copy,"},
+    {OP_ACT_BWD, "op,"},                     {OP_SCALE, "value,"},
+    {OP_GELU, "approximate,"},               {OP_ADAM, ""},
+    {OP_FILL, "value,"},
+};
+
+const char *op_name(int type)
+{
+    return type >= 0 && type < OP_COUNT ? OP_INFO[type].name : "?";
+}
+
+int op_parse(const char *name)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (!strcmp(OP_INFO[i].name, name))
+            return i;
+    return -1;
+}
+
+op_kind op_type_kind(int type)
+{
+    return OP_INFO[type].kind;
+}
+
+int op_is_elementwise(int type)
+{
+    switch (type) {
+    case OP_RELU: case OP_GELU: case OP_SILU: case OP_SIGMOID: case OP_TANH: case OP_EXP:
+    case OP_LOG: case OP_NEG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_SQUARE:
+    case OP_SCALE: case OP_COPY: case OP_CAST: case OP_ADD: case OP_SUB: case OP_MUL:
+    case OP_DIV: case OP_ACT_BWD: case OP_ROPE: case OP_FILL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int op_is_index(int type)
+{
+    switch (type) {
+    case OP_EMBEDDING: case OP_GATHER: case OP_INDEX_SELECT: case OP_SCATTER_ADD:
+    case OP_INDEX_ADD: case OP_INDEX_COPY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int op_is_gemm(int type)
+{
+    return type == OP_MATMUL || type == OP_LINEAR;
+}
+
+static const wl_tensor *IN(const wl_graph *g, const wl_op *o, int i)
+{
+    return &g->t[o->in[i]];
+}
+static const wl_tensor *OUT(const wl_graph *g, const wl_op *o, int i)
+{
+    return &g->t[o->out[i]];
+}
+
+static int fail(char *msg, unsigned long n, char *sub, unsigned long sn, const char *where,
+                const char *fmt, const char *a, long long x, long long y)
+{
+    snprintf(sub, sn, "%s", where ? where : "");
+    char f[256];
+    snprintf(f, sizeof f, fmt, a ? a : "", x, y);
+    snprintf(msg, n, "%s", f);
+    return -1;
+}
+#define FAIL(where, fmt) return fail(msg, msglen, sub, sublen, where, fmt "%.0s", "", 0, 0)
+#define FAILX(where, fmt, a, x, y) return fail(msg, msglen, sub, sublen, where, fmt, a, x, y)
+
+static int same_shape(const wl_tensor *a, const wl_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dim[i] != b->dim[i])
+            return 0;
+    return 1;
+}
+
+/* numpy broadcasting of a and b into out (dims right-aligned); 0 ok, -1 incompatible. */
+static int broadcast(const int64_t *a, int na, const int64_t *b, int nb, int64_t *out, int *nout)
+{
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - na ? 1 : a[i - (n - na)];
+        int64_t y = i < n - nb ? 1 : b[i - (n - nb)];
+        if (x != y && x != 1 && y != 1)
+            return -1;
+        out[i] = x > y ? x : y;
+    }
+    *nout = n;
+    return 0;
+}
+
+static int norm_axis(int64_t axis, int ndim, int *out)
+{
+    if (axis < 0)
+        axis += ndim;
+    if (axis < 0 || axis >= ndim)
+        return -1;
+    *out = (int)axis;
+    return 0;
+}
+
+static int check_attrs(const wl_op *o, char *msg, unsigned long msglen, char *sub, unsigned long sublen)
+{
+    const char *keys = "";
+    for (size_t i = 0; i < sizeof OP_ATTRS / sizeof OP_ATTRS[0]; i++)
+        if (OP_ATTRS[i].type == o->type)
+            keys = OP_ATTRS[i].keys;
+    for (int i = 0; i < o->nattr; i++) {
+        char k[80];
+        snprintf(k, sizeof k, "%s,", o->attr[i].key);
+        if (!strstr(keys, k) || (strstr(keys, k) != keys && strstr(keys, k)[-1] != ',')) {
+            char where[96];
+            snprintf(where, sizeof where, "attrs.%s", o->attr[i].key);
+            FAILX(where, "unknown attribute \"%s\"%.0lld%.0lld", o->attr[i].key, 0LL, 0LL);
+        }
+    }
+    return 0;
+}
+
+/* GEMM geometry of matmul/linear: M, N, K, batch dims of the output. */
+typedef struct gemm_geo {
+    int64_t m, n, k, batch;
+    int64_t bdim[WL_MAXDIM];
+    int nb;
+} gemm_geo;
+
+static int gemm_geometry(const wl_graph *g, const wl_op *o, gemm_geo *gg, char *msg,
+                         unsigned long msglen, char *sub, unsigned long sublen)
+{
+    const wl_tensor *a = IN(g, o, 0), *b = IN(g, o, 1);
+    memset(gg, 0, sizeof *gg);
+    if (o->type == OP_LINEAR) {
+        if (a->ndim < 1)
+            FAIL("inputs[0]", "input must have at least 1 dimension");
+        if (b->ndim != 2)
+            FAIL("inputs[1]", "weight must be 2-D");
+        int tb = (int)wl_attr_int(o, "transpose_b", 0);
+        gg->k = a->dim[a->ndim - 1];
+        int64_t wk = tb ? b->dim[1] : b->dim[0];
+        gg->n = tb ? b->dim[0] : b->dim[1];
+        if (wk != gg->k)
+            FAILX("inputs[1]", "inner dimensions differ (x has %s%lld, weight has %lld)", "",
+                  (long long)gg->k, (long long)wk);
+        gg->m = 1;
+        for (int i = 0; i < a->ndim - 1; i++)
+            if (wl_mul(gg->m, a->dim[i], &gg->m))
+                FAIL(NULL, "size overflows 64 bits");
+        gg->batch = 1;
+        gg->nb = 0;
+        if (o->nin == 3) {
+            const wl_tensor *bias = IN(g, o, 2);
+            if (bias->ndim != 1 || bias->dim[0] != gg->n)
+                FAILX("inputs[2]", "bias must be [%s%lld]%.0lld", "", (long long)gg->n, 0LL);
+        }
+        return 0;
+    }
+    if (a->ndim < 2 || b->ndim < 2)
+        FAIL(a->ndim < 2 ? "inputs[0]" : "inputs[1]", "matmul operands must be at least 2-D");
+    int ta = (int)wl_attr_int(o, "transpose_a", 0), tb = (int)wl_attr_int(o, "transpose_b", 0);
+    int64_t am = a->dim[a->ndim - 2], ak = a->dim[a->ndim - 1];
+    if (ta) {
+        int64_t t = am;
+        am = ak;
+        ak = t;
+    }
+    int64_t bk = b->dim[b->ndim - 2], bn = b->dim[b->ndim - 1];
+    if (tb) {
+        int64_t t = bk;
+        bk = bn;
+        bn = t;
+    }
+    if (ak != bk)
+        FAILX("inputs[1]", "inner dimensions differ (%s%lld vs %lld)", "", (long long)ak, (long long)bk);
+    if (broadcast(a->dim, a->ndim - 2, b->dim, b->ndim - 2, gg->bdim, &gg->nb))
+        FAIL("inputs[1]", "batch dimensions do not broadcast");
+    gg->m = am;
+    gg->n = bn;
+    gg->k = ak;
+    gg->batch = 1;
+    for (int i = 0; i < gg->nb; i++)
+        if (wl_mul(gg->batch, gg->bdim[i], &gg->batch))
+            FAIL(NULL, "size overflows 64 bits");
+    return 0;
+}
+
+int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen, char *sub,
+             unsigned long sublen)
+{
+    const op_info *inf = &OP_INFO[o->type];
+    sub[0] = 0;
+    if (o->nin < inf->min_in || (inf->max_in >= 0 && o->nin > inf->max_in)) {
+        if (inf->max_in < 0)
+            FAILX("inputs", "needs at least %s%lld inputs, got %lld", "", (long long)inf->min_in,
+                  (long long)o->nin);
+        FAILX("inputs", "needs %s%lld..%lld inputs", "", (long long)inf->min_in, (long long)inf->max_in);
+    }
+    int max_out = (o->type == OP_ADAM || o->type == OP_ATTN_BWD || o->type == OP_NORM_BWD) ? 3 : 1;
+    if (o->nout < 1 || o->nout > max_out)
+        FAILX("outputs", "needs 1..%s%lld outputs, got %lld", "", (long long)max_out, (long long)o->nout);
+    if (check_attrs(o, msg, msglen, sub, sublen))
+        return -1;
+    const wl_tensor *y = OUT(g, o, 0);
+    switch (o->type) {
+    case OP_MATMUL:
+    case OP_LINEAR: {
+        gemm_geo gg;
+        if (gemm_geometry(g, o, &gg, msg, msglen, sub, sublen))
+            return -1;
+        if (!dt_is_float(IN(g, o, 0)->dt) || !dt_is_float(IN(g, o, 1)->dt))
+            FAIL("inputs", "operands must be floating point");
+        if (IN(g, o, 0)->dt != IN(g, o, 1)->dt)
+            FAIL("inputs[1]", "operands must have the same dtype");
+        int64_t want[WL_MAXDIM];
+        int nd = 0;
+        if (o->type == OP_LINEAR) {
+            const wl_tensor *x = IN(g, o, 0);
+            for (int i = 0; i < x->ndim - 1; i++)
+                want[nd++] = x->dim[i];
+        } else {
+            for (int i = 0; i < gg.nb; i++)
+                want[nd++] = gg.bdim[i];
+            want[nd++] = gg.m;
+        }
+        want[nd++] = gg.n;
+        if (y->ndim != nd || memcmp(want, y->dim, (size_t)nd * sizeof(int64_t)))
+            FAIL("outputs[0]", "output shape does not match the product's shape");
+        return 0;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: {
+        int64_t bd[WL_MAXDIM];
+        int nb;
+        const wl_tensor *a = IN(g, o, 0), *b = IN(g, o, 1);
+        if (broadcast(a->dim, a->ndim, b->dim, b->ndim, bd, &nb))
+            FAIL("inputs[1]", "shapes do not broadcast");
+        if (y->ndim != nb || memcmp(bd, y->dim, (size_t)nb * sizeof(int64_t)))
+            FAIL("outputs[0]", "output shape is not the broadcast shape of the inputs");
+        return 0;
+    }
+    case OP_FILL:
+        return 0;
+    case OP_ADAM:
+        for (int i = 1; i < 4; i++)
+            if (!same_shape(IN(g, o, i), IN(g, o, 0)))
+                FAILX("inputs", "param, grad, m and v must have the same shape%s%.0lld%.0lld", "", 0LL, 0LL);
+        for (int i = 0; i < o->nout; i++)
+            if (!same_shape(OUT(g, o, i), IN(g, o, 0)))
+                FAIL("outputs", "outputs must have the parameter's shape");
+        return 0;
+    case OP_ROPE: {
+        const wl_tensor *x = IN(g, o, 0);
+        for (int i = 1; i < o->nin; i++) {
+            int64_t bd[WL_MAXDIM];
+            int nb;
+            const wl_tensor *c = IN(g, o, i);
+            if (broadcast(x->dim, x->ndim, c->dim, c->ndim, bd, &nb) || nb != x->ndim ||
+                memcmp(bd, x->dim, (size_t)nb * sizeof(int64_t)))
+                FAILX(i == 1 ? "inputs[1]" : "inputs[2]", "cos/sin must broadcast to x%s%.0lld%.0lld", "", 0LL, 0LL);
+        }
+        if (!same_shape(x, y))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        return 0;
+    }
+    case OP_CAST:
+        if (y->elems != IN(g, o, 0)->elems || !same_shape(y, IN(g, o, 0)))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        return 0;
+    case OP_ACT_BWD:
+        if (!same_shape(IN(g, o, 0), y) || IN(g, o, 1)->elems != y->elems)
+            FAIL("outputs[0]", "gradient shapes must match");
+        return 0;
+    case OP_REDUCE: {
+        const wl_tensor *x = IN(g, o, 0);
+        const wl_attr *ax = wl_attr_get(o, "axes");
+        const char *rop = wl_attr_str(o, "op", "sum");
+        if (strcmp(rop, "sum") && strcmp(rop, "mean") && strcmp(rop, "max"))
+            FAILX("attrs.op", "unknown reduction \"%s\" (sum, mean or max)%.0lld%.0lld", rop, 0LL, 0LL);
+        int red[WL_MAXDIM] = {0};
+        if (!ax || ax->type != WA_LIST || ax->nlist == 0)
+            FAIL("attrs.axes", "needs a non-empty list of axes");
+        for (int i = 0; i < ax->nlist; i++) {
+            int a = 0;
+            if (norm_axis(ax->list[i], x->ndim, &a))
+                FAILX("attrs.axes", "axis %s%lld out of range for %lld dimensions", "",
+                      (long long)ax->list[i], (long long)x->ndim);
+            red[a] = 1;
+        }
+        int keep = (int)wl_attr_int(o, "keepdim", 0);
+        int64_t want[WL_MAXDIM];
+        int nd = 0;
+        for (int i = 0; i < x->ndim; i++)
+            if (!red[i])
+                want[nd++] = x->dim[i];
+            else if (keep)
+                want[nd++] = 1;
+        if (y->ndim != nd || memcmp(want, y->dim, (size_t)nd * sizeof(int64_t)))
+            FAIL("outputs[0]", "output shape does not match the reduction");
+        return 0;
+    }
+    case OP_SOFTMAX:
+    case OP_SOFTMAX_BWD: {
+        int a = 0;
+        if (norm_axis(wl_attr_int(o, "axis", -1), IN(g, o, 0)->ndim, &a))
+            FAIL("attrs.axis", "axis out of range");
+        for (int i = 0; i < o->nin; i++)
+            if (!same_shape(IN(g, o, i), y))
+                FAIL("outputs[0]", "shapes of inputs and output must be equal");
+        return 0;
+    }
+    case OP_LAYERNORM:
+    case OP_RMSNORM:
+    case OP_NORM_BWD: {
+        const wl_tensor *x = IN(g, o, o->type == OP_NORM_BWD ? 1 : 0);
+        if (x->ndim < 1)
+            FAIL("inputs[0]", "needs at least 1 dimension");
+        int64_t d = x->dim[x->ndim - 1];
+        int first_param = o->type == OP_NORM_BWD ? 2 : 1;
+        for (int i = first_param; i < o->nin; i++) {
+            const wl_tensor *p = IN(g, o, i);
+            if (p->ndim != 1 || p->dim[0] != d)
+                FAILX(i == 1 ? "inputs[1]" : i == 2 ? "inputs[2]" : "inputs[3]",
+                      "norm parameters must be [%s%lld] (the last dimension)%.0lld", "", (long long)d, 0LL);
+        }
+        if (!same_shape(x, y))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        if (o->type == OP_NORM_BWD) {
+            if (!same_shape(IN(g, o, 0), x))
+                FAIL("inputs[0]", "gradient must have the input's shape");
+            for (int i = 1; i < o->nout; i++)
+                if (OUT(g, o, i)->ndim != 1 || OUT(g, o, i)->dim[0] != d)
+                    FAIL("outputs", "parameter gradients must be [D]");
+        }
+        return 0;
+    }
+    case OP_ATTENTION:
+    case OP_ATTN_BWD: {
+        int base = o->type == OP_ATTN_BWD ? 1 : 0;
+        const wl_tensor *q = IN(g, o, base), *k = IN(g, o, base + 1), *v = IN(g, o, base + 2);
+        if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4)
+            FAIL("inputs", "q, k, v must be 4-D [B, heads, seq, head_dim]");
+        if (k->dim[0] != q->dim[0] || v->dim[0] != q->dim[0])
+            FAIL("inputs", "batch sizes of q, k, v differ");
+        if (k->dim[1] != v->dim[1] || q->dim[1] % k->dim[1])
+            FAILX("inputs", "query heads (%s%lld) must be a multiple of kv heads (%lld)", "",
+                  (long long)q->dim[1], (long long)k->dim[1]);
+        if (k->dim[2] != v->dim[2])
+            FAIL("inputs", "k and v lengths differ");
+        if (k->dim[3] != q->dim[3])
+            FAIL("inputs", "q and k head dims differ");
+        if (wl_attr_int(o, "causal", 0) && k->dim[2] < q->dim[2])
+            FAIL("attrs.causal", "causal attention needs kv length >= query length");
+        if (o->type == OP_ATTENTION) {
+            if (y->ndim != 4 || y->dim[0] != q->dim[0] || y->dim[1] != q->dim[1] ||
+                y->dim[2] != q->dim[2] || y->dim[3] != v->dim[3])
+                FAIL("outputs[0]", "output must be [B, Hq, S, Dv]");
+        } else {
+            for (int i = 0; i < o->nout; i++)
+                if (!same_shape(OUT(g, o, i), IN(g, o, base + i)))
+                    FAIL("outputs", "gradients must have the shapes of q, k, v");
+        }
+        return 0;
+    }
+    case OP_EMBEDDING: {
+        const wl_tensor *tab = IN(g, o, 0), *idx = IN(g, o, 1);
+        if (tab->ndim != 2)
+            FAIL("inputs[0]", "embedding table must be 2-D [rows, dim]");
+        if (dt_is_float(idx->dt))
+            FAIL("inputs[1]", "indices must be an integer dtype");
+        if (y->ndim != idx->ndim + 1 || memcmp(y->dim, idx->dim, (size_t)idx->ndim * sizeof(int64_t)) ||
+            y->dim[y->ndim - 1] != tab->dim[1])
+            FAIL("outputs[0]", "output must be [indices..., dim]");
+        return 0;
+    }
+    case OP_GATHER:
+    case OP_INDEX_SELECT:
+    case OP_SCATTER_ADD:
+    case OP_INDEX_ADD:
+    case OP_INDEX_COPY: {
+        int is_copy = o->type == OP_INDEX_COPY;
+        const wl_tensor *x = IN(g, o, 0), *idx = IN(g, o, 1);
+        const wl_tensor *src = is_copy ? IN(g, o, 2) : x;
+        int a = 0;
+        if (norm_axis(wl_attr_int(o, "axis", 0), x->ndim, &a))
+            FAIL("attrs.axis", "axis out of range");
+        if (dt_is_float(idx->dt) || idx->ndim != 1)
+            FAIL("inputs[1]", "index must be a 1-D integer tensor");
+        int scatter = o->type == OP_SCATTER_ADD || o->type == OP_INDEX_ADD;
+        if (scatter || is_copy) {
+            if (src->dim[a] != idx->dim[0])
+                FAILX(is_copy ? "inputs[2]" : "inputs[0]",
+                      "source has %s%lld rows along the axis but the index has %lld", "",
+                      (long long)src->dim[a], (long long)idx->dim[0]);
+            const wl_tensor *ref = is_copy ? x : y;
+            if (ref->ndim != src->ndim)
+                FAIL("outputs[0]", "destination and source ranks differ");
+            for (int i = 0; i < src->ndim; i++)
+                if (i != a && ref->dim[i] != src->dim[i])
+                    FAIL("outputs[0]", "destination and source differ outside the axis");
+            if (is_copy && !same_shape(x, y))
+                FAIL("outputs[0]", "output must have the destination's shape");
+        } else {
+            if (y->ndim != x->ndim)
+                FAIL("outputs[0]", "output rank must equal the input rank");
+            for (int i = 0; i < x->ndim; i++)
+                if (y->dim[i] != (i == a ? idx->dim[0] : x->dim[i]))
+                    FAIL("outputs[0]", "output must be the input with the axis resized to the index length");
+        }
+        return 0;
+    }
+    case OP_CONCAT: {
+        int a = 0;
+        const wl_tensor *x0 = IN(g, o, 0);
+        if (norm_axis(wl_attr_int(o, "axis", 0), x0->ndim, &a))
+            FAIL("attrs.axis", "axis out of range");
+        int64_t sum = 0;
+        for (int i = 0; i < o->nin; i++) {
+            const wl_tensor *x = IN(g, o, i);
+            if (x->ndim != x0->ndim)
+                FAIL("inputs", "inputs have different ranks");
+            for (int d = 0; d < x->ndim; d++)
+                if (d != a && x->dim[d] != x0->dim[d])
+                    FAILX("inputs", "input %s%lld differs from input 0 in dimension %lld", "",
+                          (long long)i, (long long)d);
+            sum += x->dim[a];
+        }
+        if (y->ndim != x0->ndim || y->dim[a] != sum)
+            FAILX("outputs[0]", "output must have %s%lld along the concat axis%.0lld", "", (long long)sum, 0LL);
+        for (int d = 0; d < y->ndim; d++)
+            if (d != a && y->dim[d] != x0->dim[d])
+                FAIL("outputs[0]", "output differs from the inputs outside the concat axis");
+        return 0;
+    }
+    case OP_SLICE: {
+        int a = 0;
+        const wl_tensor *x = IN(g, o, 0);
+        if (norm_axis(wl_attr_int(o, "axis", 0), x->ndim, &a))
+            FAIL("attrs.axis", "axis out of range");
+        int64_t s = wl_attr_int(o, "start", 0), en = wl_attr_int(o, "end", x->dim[a]);
+        if (s < 0 || en > x->dim[a] || s >= en)
+            FAILX("attrs", "slice [%s%lld, %lld) is empty or out of range", "", (long long)s, (long long)en);
+        for (int d = 0; d < x->ndim; d++)
+            if (y->ndim != x->ndim || y->dim[d] != (d == a ? en - s : x->dim[d]))
+                FAIL("outputs[0]", "output shape does not match the slice");
+        return 0;
+    }
+    case OP_TRANSPOSE: {
+        const wl_tensor *x = IN(g, o, 0);
+        const wl_attr *p = wl_attr_get(o, "perm");
+        int perm[WL_MAXDIM], seen[WL_MAXDIM] = {0};
+        if (x->ndim < 2 && !p)
+            FAIL("inputs[0]", "needs at least 2 dimensions");
+        for (int i = 0; i < x->ndim; i++)
+            perm[i] = i;
+        if (!p && x->ndim >= 2) {
+            perm[x->ndim - 1] = x->ndim - 2;
+            perm[x->ndim - 2] = x->ndim - 1;
+        }
+        if (p) {
+            if (p->type != WA_LIST || p->nlist != x->ndim)
+                FAIL("attrs.perm", "must list every dimension once");
+            for (int i = 0; i < x->ndim; i++) {
+                int a = 0;
+                if (norm_axis(p->list[i], x->ndim, &a) || seen[a]++)
+                    FAIL("attrs.perm", "must be a permutation of the dimensions");
+                perm[i] = a;
+            }
+        }
+        for (int d = 0; d < x->ndim; d++)
+            if (y->ndim != x->ndim || y->dim[d] != x->dim[perm[d]])
+                FAIL("outputs[0]", "output shape is not the permuted input shape");
+        return 0;
+    }
+    case OP_RESHAPE:
+    case OP_VIEW:
+        if (y->elems != IN(g, o, 0)->elems)
+            FAILX("outputs[0]", "element counts differ (%s%lld vs %lld)", "", (long long)IN(g, o, 0)->elems,
+                  (long long)y->elems);
+        return 0;
+    default:
+        /* unary elementwise */
+        if (!same_shape(IN(g, o, 0), y))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        return 0;
+    }
+}
+
+int op_is_free(const wl_graph *g, const wl_op *o)
+{
+    (void)g;
+    if (o->type == OP_RESHAPE || o->type == OP_VIEW)
+        return !wl_attr_int(o, "copy", 0);
+    if (o->type == OP_TRANSPOSE)
+        return !wl_attr_int(o, "copy", 1);
+    return 0;
+}
+
+static int lookup_cost(const ew_cost *tab, size_t n, int type, int *flops, int *sfu)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tab[i].type == type) {
+            *flops = tab[i].flops;
+            *sfu = tab[i].sfu;
+            return 0;
+        }
+    *flops = 0;
+    *sfu = 0;
+    return -1;
+}
+
+/* Expected distinct rows touched by n uniform random lookups into r rows:
+ * r * (1 - (1 - 1/r)^n) (balls into bins). */
+static double expected_distinct(double r, double n)
+{
+    if (r <= 0)
+        return 0;
+    return r * -expm1(n * log1p(-1.0 / r));
+}
+
+#define CHK(x)                                                   \
+    do {                                                         \
+        if (x) {                                                 \
+            snprintf(msg, msglen, "work overflows 64 bits");     \
+            return -1;                                           \
+        }                                                        \
+    } while (0)
+
+static dtype compute_dtype(dtype d)
+{
+    return dt_is_float(d) ? d : DT_FP32;
+}
+
+int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    memset(w, 0, sizeof *w);
+    w->kind = op_is_free(g, o) ? OPK_FREE : OP_INFO[o->type].kind;
+    if ((o->type == OP_RESHAPE || o->type == OP_VIEW) && w->kind != OPK_FREE)
+        w->kind = OPK_STREAM;
+    w->nin = o->nin;
+    const wl_tensor *y = OUT(g, o, 0);
+    w->cdt = compute_dtype(o->nin ? IN(g, o, 0)->dt : y->dt);
+    for (int i = 0; i < o->nout; i++)
+        CHK(wl_add(w->out_bytes, OUT(g, o, i)->bytes, &w->out_bytes));
+    for (int i = 0; i < o->nin; i++)
+        w->in_bytes[i] = IN(g, o, i)->bytes;
+    if (w->kind == OPK_FREE) {
+        memset(w->in_bytes, 0, sizeof w->in_bytes);
+        w->out_bytes = 0;
+        return 0;
+    }
+    int fl = 0, sfu = 0;
+    switch (w->kind) {
+    case OPK_GEMM: {
+        gemm_geo gg;
+        char sub[64];
+        if (gemm_geometry(g, o, &gg, msg, msglen, sub, sizeof sub))
+            return -1;
+        w->m = gg.m;
+        w->n = gg.n;
+        w->k = gg.k;
+        w->batch = gg.batch;
+        int64_t mn, mnk;
+        CHK(wl_mul(gg.m, gg.n, &mn));
+        CHK(wl_mul(mn, gg.batch, &mn));
+        CHK(wl_mul(mn, gg.k, &mnk));
+        CHK(wl_mul(mnk, 2, &w->flops_tensor));
+        if (o->type == OP_LINEAR && o->nin == 3)
+            w->flops_simt = mn; /* bias add in the epilogue */
+        break;
+    }
+    case OPK_STREAM: {
+        w->elems = y->elems;
+        lookup_cost(EW_COST, sizeof EW_COST / sizeof EW_COST[0], o->type, &fl, &sfu);
+        if (o->type == OP_SLICE || o->type == OP_TRANSPOSE || o->type == OP_RESHAPE || o->type == OP_VIEW)
+            w->in_bytes[0] = y->bytes; /* a slice reads only what it keeps */
+        if (o->type == OP_INDEX_COPY) {
+            /* in place: the destination is not read; only the source rows are written */
+            w->in_bytes[0] = 0;
+            w->out_bytes = IN(g, o, 2)->bytes;
+            w->elems = IN(g, o, 2)->elems;
+        }
+        CHK(wl_mul(w->elems, fl, &w->flops_simt));
+        CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
+        break;
+    }
+    case OPK_ROW: {
+        const wl_tensor *x = IN(g, o, o->type == OP_NORM_BWD ? 1 : 0);
+        w->elems = x->elems;
+        if (o->type == OP_REDUCE) {
+            w->rows = y->elems;
+            w->row_len = x->elems / (y->elems ? y->elems : 1);
+        } else if (o->type == OP_SOFTMAX || o->type == OP_SOFTMAX_BWD) {
+            int a = 0;
+            norm_axis(wl_attr_int(o, "axis", -1), x->ndim, &a);
+            w->row_len = x->dim[a];
+            w->rows = x->elems / w->row_len;
+        } else {
+            w->row_len = x->dim[x->ndim - 1];
+            w->rows = x->elems / w->row_len;
+        }
+        lookup_cost(ROW_COST, sizeof ROW_COST / sizeof ROW_COST[0], o->type, &fl, &sfu);
+        CHK(wl_mul(w->elems, fl, &w->flops_simt));
+        CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
+        if (o->type == OP_LAYERNORM || o->type == OP_RMSNORM || o->type == OP_NORM_BWD)
+            CHK(wl_add(w->sfu_ops, w->rows, &w->sfu_ops)); /* one rsqrt per row */
+        break;
+    }
+    case OPK_ATTN: {
+        int base = o->type == OP_ATTN_BWD ? 1 : 0;
+        const wl_tensor *q = IN(g, o, base), *k = IN(g, o, base + 1), *v = IN(g, o, base + 2);
+        w->batch = q->dim[0];
+        w->heads = q->dim[1];
+        w->kv_heads = k->dim[1];
+        w->s = q->dim[2];
+        w->l = k->dim[2];
+        w->d = q->dim[3];
+        w->dv = v->dim[3];
+        w->causal = (int)wl_attr_int(o, "causal", 0);
+        w->is_backward = base;
+        /* score elements kept: causal masks are aligned bottom-right (query i sees keys
+         * 0 .. L-S+i), so kept = S*L - S*(S-1)/2 */
+        int64_t kept, t;
+        CHK(wl_mul(w->s, w->l, &kept));
+        if (w->causal)
+            kept -= w->s * (w->s - 1) / 2;
+        CHK(wl_mul(kept, w->batch, &kept));
+        CHK(wl_mul(kept, w->heads, &kept));
+        CHK(wl_mul(kept, 2 * (w->d + w->dv), &t)); /* QK^T and PV */
+        /* backward recomputes QK^T and does dV, dP, dQ, dK: 5 GEMMs against the forward's 2
+         * (FlashAttention-2, Dao 2023, section 3.2) */
+        w->flops_tensor = base ? t / 2 * 5 : t;
+        CHK(wl_mul(kept, base ? 8 : 4, &w->flops_simt)); /* scale, max, sub, sum (+dS) */
+        w->sfu_ops = kept;                               /* one exp per score */
+        break;
+    }
+    case OPK_GATHER: {
+        const wl_tensor *tab = IN(g, o, 0), *idx = IN(g, o, 1);
+        int64_t lookups = idx->elems, rowb;
+        if (o->type == OP_EMBEDDING) {
+            w->row_len = tab->dim[1];
+            w->table_rows = tab->dim[0];
+        } else {
+            int a = 0;
+            norm_axis(wl_attr_int(o, "axis", 0), tab->ndim, &a);
+            w->table_rows = tab->dim[a];
+            w->row_len = tab->elems / tab->dim[a];
+        }
+        w->rows = lookups;
+        CHK(wl_mul(w->row_len, dt_bytes(tab->dt), &rowb));
+        double distinct = expected_distinct((double)w->table_rows, (double)lookups);
+        w->in_bytes[0] = (int64_t)ceil(distinct) * rowb;
+        CHK(wl_mul(lookups, rowb, &w->in_l2_bytes));
+        CHK(wl_add(w->in_l2_bytes, idx->bytes, &w->in_l2_bytes));
+        w->elems = y->elems;
+        break;
+    }
+    case OPK_SCATTER: {
+        const wl_tensor *src = IN(g, o, 0);
+        int a = 0;
+        norm_axis(wl_attr_int(o, "axis", 0), src->ndim, &a);
+        w->rows = src->dim[a];
+        w->row_len = src->elems / src->dim[a];
+        w->table_rows = y->dim[a];
+        w->elems = src->elems;
+        w->flops_simt = src->elems; /* one add per element, as an L2 atomic */
+        break;
+    }
+    case OPK_FREE:
+        break;
+    }
+    if (w->kind != OPK_GATHER)
+        for (int i = 0; i < o->nin; i++)
+            CHK(wl_add(w->in_l2_bytes, w->in_bytes[i], &w->in_l2_bytes));
+    return 0;
+}

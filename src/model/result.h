@@ -1,0 +1,48 @@
+/* result: what every execution model (bsp, vf, kitsune) returns - kernels and totals. */
+#ifndef KT_RESULT_H
+#define KT_RESULT_H
+#include <stdint.h>
+
+#include "cost.h"
+
+/** One kernel of an execution: an op (bsp), a fused group (vf) or a pipeline (kitsune). */
+typedef struct kt_item {
+    const char *name;
+    const char *type;     /* op type name, "group" or "pipeline" */
+    int nops;
+    const int *ops;       /* graph op indices it covers */
+    cost_result c;        /* time, bound, terms, bytes */
+    const char *note;     /* vf: why the group ended; kitsune: pipeline summary */
+    int pipeline;         /* kitsune: index into the pipeline list, else -1 */
+    /* energy (filled by energy.c) */
+    double energy_J, avg_power_W;
+    double e_tensor_J, e_simt_J, e_dram_J, e_l2_J, e_smem_J, e_rf_J, e_static_J;
+} kt_item;
+
+/** Paper's four utilization classes (Kitsune Fig. 1): both SM and DRAM below 33% of peak,
+ *  only SM low, only DRAM low, neither low. */
+enum { UC_BOTH_LOW, UC_SM_LOW, UC_DRAM_LOW, UC_NEITHER, UC_COUNT };
+/** Threshold of "low" utilization (fraction of peak), Kitsune paper section 2. */
+#define UC_LOW_FRAC 0.33
+
+typedef struct kt_result {
+    const char *exec;     /* "bsp", "vf", "kitsune" */
+    double time_s;
+    int64_t flops, dram_read_bytes, dram_write_bytes, l2_bytes;
+    int kernels, ops_total, ops_covered;
+    int nitems;
+    kt_item *items;
+    double class_time_s[UC_COUNT];
+    double clock_MHz;
+    /* energy (filled by energy.c) */
+    double energy_J, avg_power_W;
+    double e_tensor_J, e_simt_J, e_dram_J, e_l2_J, e_smem_J, e_rf_J, e_static_J;
+    void *extra;          /* model-specific detail (vf groups, kitsune pipelines) */
+} kt_result;
+
+/** Utilization class of one kernel. */
+int result_class(const cost_result *c);
+/** Recompute totals (time, flops, bytes, kernels, class times) from the items. */
+void result_sum(kt_result *r);
+
+#endif

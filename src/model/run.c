@@ -1,0 +1,64 @@
+/* run: one prediction - workload on a GPU under the requested execution models. */
+#include "run.h"
+
+#include <string.h>
+
+#include "autodiff.h"
+#include "bsp.h"
+#include "energy.h"
+#include "fusion.h"
+#include "pipeline.h"
+
+/* GLPK time limit per pipeline solve when the caller sets none (seconds). */
+#define ILP_DEFAULT_TIME_LIMIT_S 1.0
+
+void kt_opts_default(kt_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->exec_mask = EXEC_ALL;
+    o->graph_launch = 1;
+    o->select = SELECT_SEARCH;
+    o->ilp_time_limit_s = ILP_DEFAULT_TIME_LIMIT_S;
+}
+
+int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
+           kt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    const wl_graph *g = fwd;
+    if (o->training) {
+        wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
+        if (!tg)
+            return err_set(e, KT_EINTERNAL, fwd->file, NULL, "out of memory");
+        if (ad_training_graph(fwd, o->optimizer, a, tg, e))
+            return -1;
+        g = tg;
+    }
+    out->g = g;
+    op_work *works = bsp_works(g, a, e);
+    if (!works)
+        return -1;
+    cost_ctx c = {hw->clock_MHz, o->graph_launch};
+    if (o->exec_mask & EXEC_BSP) {
+        if (bsp_run(hw, g, works, &c, a, &out->res[out->nres], e))
+            return -1;
+        out->nres++;
+    }
+    if (o->exec_mask & EXEC_VF) {
+        if (vf_run(hw, g, works, &c, o->vf_backward, a, &out->res[out->nres], e))
+            return -1;
+        out->nres++;
+    }
+    if (o->exec_mask & EXEC_KITSUNE) {
+        if (ks_run(hw, g, works, &c, o, a, &out->res[out->nres], e))
+            return -1;
+        out->nres++;
+    }
+    for (int i = 0; i < out->nres; i++) {
+        en_account(hw, &out->res[i]);
+        if (o->power_cap_W > 0 &&
+            en_power_cap(hw, &out->res[i], o->power_cap_W, a, &out->capped[i]))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "power cap evaluation failed");
+    }
+    return 0;
+}

@@ -1,0 +1,108 @@
+/* wl: workload graph - tensors, operators, parameters; loaded from JSON or built in code. */
+#ifndef KT_WL_H
+#define KT_WL_H
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "../arena.h"
+#include "../err.h"
+#include "dtype.h"
+#include "expr.h"
+
+enum { WL_MAXDIM = 8 };
+
+/** Tensor kinds; an intermediate has no kind in the JSON. */
+typedef enum wl_kind { TK_INTER, TK_INPUT, TK_WEIGHT, TK_OUTPUT } wl_kind;
+/** Phases of a (training) graph. */
+typedef enum wl_phase { PH_FWD, PH_BWD, PH_OPT } wl_phase;
+
+typedef struct wl_tensor {
+    const char *name;
+    int ndim;
+    int64_t dim[WL_MAXDIM];
+    dtype dt;
+    wl_kind kind;
+    int producer;   /* op index, -1 for inputs and weights */
+    int64_t elems;  /* product of dims (checked) */
+    int64_t bytes;  /* elems * dtype bytes (checked) */
+    int grad_of;    /* training graphs: the tensor this is the gradient of, else -1 */
+    int saved;      /* training graphs: forward activation read by the backward pass */
+} wl_tensor;
+
+typedef enum wl_attr_type { WA_INT, WA_LIST, WA_STR } wl_attr_type;
+typedef struct wl_attr {
+    const char *key;
+    wl_attr_type type;
+    int64_t ival;
+    int64_t *list;
+    int nlist;
+    const char *sval;
+} wl_attr;
+
+typedef struct wl_op {
+    const char *name;
+    int type; /* op_type */
+    int nin, nout;
+    int *in, *out; /* tensor indices */
+    int nattr;
+    wl_attr *attr;
+    wl_phase phase;
+    int fwd; /* backward/optimizer ops: the forward op they derive from, else -1 */
+} wl_op;
+
+typedef struct wl_graph {
+    const char *name;
+    const char *source;
+    const char *file;
+    int nparam;
+    expr_param *param;
+    int ntensor, cap_tensor;
+    wl_tensor *t;
+    int nop, cap_op;
+    wl_op *op;
+    int paper_ops[2]; /* Table 2 #ops: [0] inference, [1] training; 0 = unknown */
+    arena *a;
+} wl_graph;
+
+/** A --set NAME=VALUE override. */
+typedef struct wl_set {
+    const char *name;
+    int64_t value;
+} wl_set;
+
+/** Load a workload file into g (allocated in a), applying `sets` over the file's params (and over
+ *  its "training_params" when training is 1). Checks names, references, order and shapes
+ *  (wl_check). 0 or -1 with e naming file and JSON path. */
+int wl_load(const char *file, const wl_set *sets, int nsets, int training, arena *a, wl_graph *g,
+            kt_err *e);
+/** The same from a parsed tree. */
+int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int nsets, int training,
+                 arena *a, wl_graph *g, kt_err *e);
+
+/** Start an empty graph in arena a. */
+void wl_init(wl_graph *g, const char *name, arena *a);
+/** Add a tensor; returns its index or -1 (e set) on overflow/out of memory. */
+int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, dtype dt,
+                  wl_kind kind, kt_err *e);
+/** Add an op (inputs/outputs by tensor index, attrs copied); returns its index or -1. Sets the
+ *  producer of its outputs. */
+int wl_add_op(wl_graph *g, const char *name, int type, const int *in, int nin, const int *out,
+              int nout, const wl_attr *attr, int nattr, kt_err *e);
+/** Full structural and shape check: unique names, references to earlier ops, one producer per
+ *  tensor, graph outputs produced, per-op shapes (op_check). */
+int wl_check(const wl_graph *g, const char *file, kt_err *e);
+/** Index of a tensor by name, -1 if absent (linear scan; for tests and small lookups). */
+int wl_find_tensor(const wl_graph *g, const char *name);
+/** Value of a parameter, or def if absent. */
+int64_t wl_param(const wl_graph *g, const char *name, int64_t def);
+
+/** Attribute helpers (NULL/def when absent). */
+const wl_attr *wl_attr_get(const wl_op *o, const char *key);
+int64_t wl_attr_int(const wl_op *o, const char *key, int64_t def);
+const char *wl_attr_str(const wl_op *o, const char *key, const char *def);
+
+/** Checked product and sum (return -1 on overflow). */
+int wl_mul(int64_t a, int64_t b, int64_t *out);
+int wl_add(int64_t a, int64_t b, int64_t *out);
+
+#endif
