@@ -28,6 +28,12 @@ op_work *bsp_works(const wl_graph *g, arena *a, kt_err *e)
 int bsp_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
             arena *a, kt_result *r, kt_err *e)
 {
+    return bsp_run_masked(hw, g, works, c, NULL, a, r, e);
+}
+
+int bsp_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                   const unsigned char *exclude, arena *a, kt_result *r, kt_err *e)
+{
     memset(r, 0, sizeof *r);
     r->exec = "bsp";
     r->clock_MHz = c->clock_MHz;
@@ -40,6 +46,11 @@ int bsp_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cos
     for (int i = 0; i < g->nop; i++) {
         const wl_op *o = &g->op[i];
         const op_work *w = &works[i];
+        if (exclude && exclude[i]) {
+            for (int j = 0; j < o->nout; j++)
+                l2_write(&l2, o->out[j], g->t[o->out[j]].bytes);
+            continue;
+        }
         kt_item *it = &r->items[r->nitems++];
         it->name = o->name;
         it->type = op_name(o->type);

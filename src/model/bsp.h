@@ -15,5 +15,9 @@ op_work *bsp_works(const wl_graph *g, arena *a, kt_err *e);
  *  DRAM. works: from bsp_works. */
 int bsp_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
             arena *a, kt_result *r, kt_err *e);
+/** The same over the ops with exclude[i] == 0 only (exclude may be NULL); excluded ops produce
+ *  no items but their outputs count as written (for residency). */
+int bsp_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                   const unsigned char *exclude, arena *a, kt_result *r, kt_err *e);
 
 #endif

@@ -13,5 +13,10 @@
  *  (single-op groups included), r->ops_covered counts ops inside multi-op groups. */
 int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            int fuse_backward, arena *a, kt_result *r, kt_err *e);
+/** The same over the ops with exclude[i] == 0 only (exclude may be NULL): kitsune runs the ops
+ *  outside its pipelines this way. Excluded ops produce no items; r->ops_total counts all ops. */
+int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                  int fuse_backward, const unsigned char *exclude, arena *a, kt_result *r,
+                  kt_err *e);
 
 #endif
