@@ -35,6 +35,7 @@ static const ew_cost EW_COST[] = {
     {OP_ADD, 1, 0},     {OP_SUB, 1, 0},   {OP_MUL, 1, 0},    {OP_DIV, 1, 0},
     {OP_ACT_BWD, 6, 1}, {OP_ADAM, 12, 1}, {OP_ROPE, 3, 0},   {OP_INDEX_COPY, 0, 0},
     {OP_CONCAT, 0, 0},  {OP_SLICE, 0, 0}, {OP_TRANSPOSE, 0, 0},
+    {OP_EXPAND, 0, 0}, /* broadcast copy (reduce backward): a store per output element */
 };
 /* Row ops, per input element. */
 static const ew_cost ROW_COST[] = {
@@ -326,6 +327,16 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
             FAIL("outputs[0]", "output shape must equal the input shape");
         return 0;
     }
+    case OP_EXPAND: {
+        /* numpy broadcast of x to the output shape (reduce backward writes the input-shaped grad) */
+        int64_t bd[WL_MAXDIM];
+        int nb;
+        const wl_tensor *x = IN(g, o, 0);
+        if (broadcast(x->dim, x->ndim, y->dim, y->ndim, bd, &nb) || nb != y->ndim ||
+            memcmp(bd, y->dim, (size_t)nb * sizeof(int64_t)))
+            FAIL("outputs[0]", "input must broadcast to the output shape");
+        return 0;
+    }
     case OP_CAST:
         if (y->elems != IN(g, o, 0)->elems || !same_shape(y, IN(g, o, 0)))
             FAIL("outputs[0]", "output shape must equal the input shape");
@@ -598,7 +609,7 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
 {
     memset(w, 0, sizeof *w);
     w->kind = op_is_free(g, o) ? OPK_FREE : OP_INFO[o->type].kind;
-    if ((o->type == OP_RESHAPE || o->type == OP_VIEW) && w->kind != OPK_FREE)
+    if ((o->type == OP_RESHAPE || o->type == OP_VIEW) && !op_is_free(g, o)) /* "copy": true */
         w->kind = OPK_STREAM;
     w->nin = o->nin;
     const wl_tensor *y = OUT(g, o, 0);

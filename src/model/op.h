@@ -62,7 +62,8 @@ typedef enum op_kind {
     X(TRANSPOSE, "transpose", OPK_STREAM, 1, 1)       \
     X(RESHAPE, "reshape", OPK_FREE, 1, 1)             \
     X(VIEW, "view", OPK_FREE, 1, 1)                   \
-    X(ROPE, "rope", OPK_STREAM, 1, 3)
+    X(ROPE, "rope", OPK_STREAM, 1, 3)                 \
+    X(EXPAND, "expand", OPK_STREAM, 1, 1)
 
 typedef enum op_type {
 #define X(e, n, k, lo, hi) OP_##e,

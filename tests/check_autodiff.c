@@ -1,0 +1,502 @@
+/* check_autodiff: training graphs derived from small hand-written forward graphs. Expected
+ * values are closed forms (2*M*N*K per GEMM) and hand-derived op lists. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/model/autodiff.h"
+#include "../src/model/op.h"
+#include "../src/model/run.h"
+#include "ktest.h"
+
+/* Load a forward graph from a JSON string and derive its training graph. */
+static int derive(const char *json, int optimizer, arena *a, wl_graph *fwd, wl_graph *tg, kt_err *e)
+{
+    cJSON *root = cJSON_Parse(json);
+    ck_assert_ptr_nonnull(root);
+    int rc = wl_from_json(root, "test.json", NULL, 0, 1, a, fwd, e);
+    cJSON_Delete(root);
+    ck_assert_msg(rc == 0, "forward: %s: %s", e->path, e->msg);
+    return ad_training_graph(fwd, optimizer, a, tg, e);
+}
+
+static int find_op(const wl_graph *g, const char *name)
+{
+    for (int i = 0; i < g->nop; i++)
+        if (!strcmp(g->op[i].name, name))
+            return i;
+    return -1;
+}
+
+static int64_t op_flops_tensor(const wl_graph *g, int i)
+{
+    op_work w;
+    char msg[128];
+    ck_assert_int_eq(op_work_of(g, &g->op[i], &w, msg, sizeof msg), 0);
+    return w.flops_tensor;
+}
+
+/* Tensor FLOPs of the ops of one phase (fwd_op >= 0: only those derived from that op). */
+static int64_t phase_flops(const wl_graph *g, wl_phase ph, int fwd_op)
+{
+    int64_t s = 0;
+    for (int i = 0; i < g->nop; i++)
+        if (g->op[i].phase == ph && (fwd_op < 0 || g->op[i].fwd == fwd_op))
+            s += op_flops_tensor(g, i);
+    return s;
+}
+
+static int count_type(const wl_graph *g, int type, wl_phase ph)
+{
+    int n = 0;
+    for (int i = 0; i < g->nop; i++)
+        n += g->op[i].type == type && g->op[i].phase == ph;
+    return n;
+}
+
+/* The single graph-output gradient of tensor t (-1 if none, fails if several). */
+static int final_grad(const wl_graph *g, int t)
+{
+    int r = -1;
+    for (int i = 0; i < g->ntensor; i++)
+        if (g->t[i].grad_of == t && g->t[i].kind == TK_OUTPUT) {
+            ck_assert_int_eq(r, -1);
+            r = i;
+        }
+    return r;
+}
+
+static void assert_same_shape(const wl_tensor *a, const wl_tensor *b)
+{
+    ck_assert_int_eq(a->ndim, b->ndim);
+    for (int i = 0; i < a->ndim; i++)
+        ck_assert_int_eq(a->dim[i], b->dim[i]);
+}
+
+/* Every gradient tensor has its tensor's shape; every float weight one final gradient. */
+static void assert_grads_consistent(const wl_graph *g)
+{
+    for (int i = 0; i < g->ntensor; i++)
+        if (g->t[i].grad_of >= 0)
+            assert_same_shape(&g->t[i], &g->t[g->t[i].grad_of]);
+}
+
+/* Two layers: x (input) -> linear w1 -> h -> linear w2 -> y. M=64, K=32, H=48, N=16. */
+static const char *const MLP2 =
+    "{\"name\":\"mlp2\",\"params\":{\"M\":64,\"K\":32,\"H\":48,\"N\":16},"
+    "\"tensors\":{"
+    "\"x\":{\"shape\":[\"M\",\"K\"],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+    "\"w1\":{\"shape\":[\"K\",\"H\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+    "\"b1\":{\"shape\":[\"H\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+    "\"h\":{\"shape\":[\"M\",\"H\"],\"dtype\":\"bf16\"},"
+    "\"a\":{\"shape\":[\"M\",\"H\"],\"dtype\":\"bf16\"},"
+    "\"w2\":{\"shape\":[\"N\",\"H\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+    "\"y\":{\"shape\":[\"M\",\"N\"],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+    "\"ops\":["
+    "{\"name\":\"fc1\",\"type\":\"linear\",\"inputs\":[\"x\",\"w1\",\"b1\"],\"outputs\":[\"h\"]},"
+    "{\"name\":\"act\",\"type\":\"relu\",\"inputs\":[\"h\"],\"outputs\":[\"a\"]},"
+    "{\"name\":\"fc2\",\"type\":\"linear\",\"inputs\":[\"a\",\"w2\"],\"outputs\":[\"y\"],"
+    "\"attrs\":{\"transpose_b\":true}}]}";
+
+START_TEST(test_linear_backward_is_twice_forward)
+{
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_int_eq(derive(MLP2, OPTIM_NONE, &a, &f, &g, &e), 0);
+    const int64_t M = 64, K = 32, H = 48, N = 16;
+    /* fc2 = op 2: its input a needs a gradient -> dx and dW, each 2*M*H*N */
+    ck_assert_int_eq(phase_flops(&g, PH_FWD, -1), 2 * M * K * H + 2 * M * H * N);
+    ck_assert_int_eq(phase_flops(&g, PH_BWD, 2), 2 * (2 * M * H * N));
+    ck_assert_int_eq(phase_flops(&g, PH_BWD, 2), 2 * op_flops_tensor(&g, 2));
+    /* fc1's input x is a graph input: only dW (no dx GEMM) */
+    ck_assert_int_eq(phase_flops(&g, PH_BWD, 0), 2 * M * K * H);
+    ck_assert_int_lt(find_op(&g, "fc1.grad_x"), 0);
+    ck_assert_int_ge(find_op(&g, "fc1.grad_w"), 0);
+    ck_assert_int_ge(find_op(&g, "fc1.grad_b"), 0);
+    ck_assert_int_lt(find_op(&g, "fc2.grad_b"), 0);
+    /* ops: fill, fc2 dx+dW, relu, fc1 dW+db */
+    ck_assert_int_eq(g.nop, 3 + 1 + 2 + 1 + 2);
+    ck_assert_int_eq(g.op[find_op(&g, "y.grad_ones")].type, OP_FILL);
+    /* dW of a [N,H] (PyTorch layout) weight: dy^T a = [N, M] x [M, H] */
+    int gw = final_grad(&g, wl_find_tensor(&g, "w2"));
+    ck_assert_int_ge(gw, 0);
+    ck_assert_int_eq(g.t[gw].dim[0], N);
+    ck_assert_int_eq(g.t[gw].dim[1], H);
+    ck_assert_int_ge(final_grad(&g, wl_find_tensor(&g, "w1")), 0);
+    ck_assert_int_ge(final_grad(&g, wl_find_tensor(&g, "b1")), 0);
+    assert_grads_consistent(&g);
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_phases_and_saved)
+{
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_int_eq(derive(MLP2, OPTIM_NONE, &a, &f, &g, &e), 0);
+    for (int i = 0; i < g.nop; i++) {
+        const wl_op *o = &g.op[i];
+        if (i < f.nop) {
+            ck_assert_int_eq(o->phase, PH_FWD);
+            ck_assert_int_eq(o->fwd, -1);
+            continue;
+        }
+        ck_assert_int_eq(o->phase, PH_BWD);
+        ck_assert_int_ge(o->fwd, 0);
+        ck_assert_int_lt(o->fwd, f.nop);
+    }
+    ck_assert_int_eq(g.op[find_op(&g, "fc2.grad_w")].fwd, 2);
+    ck_assert_int_eq(g.op[find_op(&g, "act.grad_x")].fwd, 1);
+    /* relu backward reads its output a; fc2's dW reads a; fc1's dW reads the input x (not an
+     * activation); h is read by nobody in the backward (relu saves its output) */
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "a")].saved, 1);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "h")].saved, 0);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "x")].saved, 0);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "w2")].saved, 0);
+    /* the derivation does not touch the forward graph */
+    ck_assert_int_eq(f.t[wl_find_tensor(&f, "a")].saved, 0);
+    arena_free(&a);
+}
+END_TEST
+
+START_TEST(test_optimizers)
+{
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_int_eq(derive(MLP2, OPTIM_SGD, &a, &f, &g, &e), 0);
+    ck_assert_int_eq(count_type(&g, OP_SUB, PH_OPT), 3); /* w1, b1, w2 */
+    int s = find_op(&g, "w2.sgd");
+    ck_assert_int_ge(s, 0);
+    ck_assert_int_eq(g.op[s].in[0], wl_find_tensor(&g, "w2"));
+    ck_assert_int_eq(g.op[s].in[1], final_grad(&g, wl_find_tensor(&g, "w2")));
+    ck_assert_int_eq(g.t[g.op[s].out[0]].kind, TK_OUTPUT);
+    arena_free(&a);
+
+    ck_assert_int_eq(derive(MLP2, OPTIM_ADAM, &a, &f, &g, &e), 0);
+    ck_assert_int_eq(count_type(&g, OP_ADAM, PH_OPT), 3);
+    int ad = find_op(&g, "w1.adam");
+    ck_assert_int_ge(ad, 0);
+    const wl_op *o = &g.op[ad];
+    ck_assert_int_eq(o->nin, 4);
+    ck_assert_int_eq(o->nout, 3);
+    for (int i = 2; i < 4; i++) {
+        ck_assert_int_eq(g.t[o->in[i]].kind, TK_WEIGHT);
+        ck_assert_int_eq(g.t[o->in[i]].dt, DT_FP32);
+        assert_same_shape(&g.t[o->in[i]], &g.t[o->in[0]]);
+    }
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(g.t[o->out[i]].kind, TK_OUTPUT);
+    ck_assert_int_eq(g.t[o->out[0]].dt, DT_BF16);
+    /* adam_update streams p, g (bf16) and m, v (fp32) in, p', m', v' out: 2+2+4+4 in, 2+4+4 out */
+    op_work w;
+    char msg[128];
+    ck_assert_int_eq(op_work_of(&g, o, &w, msg, sizeof msg), 0);
+    const int64_t P = 32 * 48;
+    ck_assert_int_eq(w.in_bytes[0] + w.in_bytes[1] + w.in_bytes[2] + w.in_bytes[3], P * 12);
+    ck_assert_int_eq(w.out_bytes, P * 10);
+    arena_free(&a);
+}
+END_TEST
+
+/* matmul with every transpose combination and broadcast batch dims. */
+START_TEST(test_matmul_transposes)
+{
+    static const char *const SHAPES[4][2] = {
+        {"[3,\"M\",\"K\"]", "[3,\"K\",\"N\"]"}, /* ta=0 tb=0 */
+        {"[3,\"K\",\"M\"]", "[3,\"K\",\"N\"]"}, /* ta=1 */
+        {"[3,\"M\",\"K\"]", "[3,\"N\",\"K\"]"}, /* tb=1 */
+        {"[3,\"K\",\"M\"]", "[3,\"N\",\"K\"]"}, /* both */
+    };
+    for (int v = 0; v < 4; v++) {
+        char json[2048];
+        snprintf(json, sizeof json,
+                 "{\"name\":\"mm\",\"params\":{\"M\":8,\"K\":16,\"N\":24},\"tensors\":{"
+                 "\"a\":{\"shape\":%s,\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+                 "\"b\":{\"shape\":%s,\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+                 "\"c\":{\"shape\":[3,\"M\",\"N\"],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+                 "\"ops\":[{\"name\":\"mm\",\"type\":\"matmul\",\"inputs\":[\"a\",\"b\"],"
+                 "\"outputs\":[\"c\"],\"attrs\":{\"transpose_a\":%d,\"transpose_b\":%d}}]}",
+                 SHAPES[v][0], SHAPES[v][1], v & 1, v >> 1);
+        arena a = {0};
+        wl_graph f, g;
+        kt_err e;
+        err_clear(&e);
+        ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s", e.msg);
+        ck_assert_int_eq(phase_flops(&g, PH_BWD, 0), 2 * (2 * 3 * 8 * 16 * 24));
+        for (int t = 0; t < 2; t++) {
+            int gt = final_grad(&g, t);
+            ck_assert_int_ge(gt, 0);
+            assert_same_shape(&g.t[gt], &g.t[t]);
+        }
+        ck_assert_int_eq(g.nop, 1 + 1 + 2);
+        arena_free(&a);
+    }
+}
+END_TEST
+
+/* A 2-D weight times a batched activation: dW is a batched GEMM summed over the batch. */
+START_TEST(test_matmul_broadcast_batch)
+{
+    const char *json =
+        "{\"name\":\"bmm\",\"tensors\":{"
+        "\"x\":{\"shape\":[5,7,16],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"s\":{\"shape\":[1],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"xs\":{\"shape\":[5,7,16],\"dtype\":\"bf16\"},"
+        "\"w\":{\"shape\":[4,7],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"y\":{\"shape\":[5,4,16],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"sc\",\"type\":\"mul\",\"inputs\":[\"x\",\"s\"],\"outputs\":[\"xs\"]},"
+        "{\"name\":\"mm\",\"type\":\"matmul\",\"inputs\":[\"w\",\"xs\"],\"outputs\":[\"y\"]}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s", e.msg);
+    /* dW = dY [5,4,16] x xs^T [5,16,7] -> [5,4,7], reduce over axis 0 -> [4,7] */
+    int r = find_op(&g, "mm.grad_a.sum");
+    ck_assert_int_ge(r, 0);
+    ck_assert_int_eq(g.op[r].type, OP_REDUCE);
+    int gw = final_grad(&g, wl_find_tensor(&g, "w"));
+    ck_assert_int_eq(g.op[r].out[0], gw);
+    ck_assert_int_eq(op_flops_tensor(&g, find_op(&g, "mm.grad_a")), 2 * 5 * 4 * 16 * 7);
+    /* s [1] broadcast over [5,7,16]: mul(dy, x) then a keepdim reduce over axes 0,1 (leading)
+     * and 2 (size 1) and a free view back to [1] */
+    int gs = final_grad(&g, wl_find_tensor(&g, "s"));
+    ck_assert_int_ge(gs, 0);
+    ck_assert_int_eq(g.t[gs].ndim, 1);
+    ck_assert_int_eq(g.op[g.t[gs].producer].type, OP_VIEW);
+    assert_grads_consistent(&g);
+    arena_free(&a);
+}
+END_TEST
+
+/* h consumed by three ops: contributions summed by two adds, in reverse consumer order. */
+START_TEST(test_accumulation)
+{
+    const char *json =
+        "{\"name\":\"acc\",\"tensors\":{"
+        "\"x\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[8,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"bias\":{\"shape\":[8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"h\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"p\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"q\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"r\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"s\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"y\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"fc\",\"type\":\"linear\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"h\"]},"
+        "{\"name\":\"e1\",\"type\":\"tanh\",\"inputs\":[\"h\"],\"outputs\":[\"p\"]},"
+        "{\"name\":\"e2\",\"type\":\"sub\",\"inputs\":[\"p\",\"h\"],\"outputs\":[\"q\"]},"
+        "{\"name\":\"e3\",\"type\":\"add\",\"inputs\":[\"h\",\"bias\"],\"outputs\":[\"r\"]},"
+        "{\"name\":\"e4\",\"type\":\"mul\",\"inputs\":[\"q\",\"r\"],\"outputs\":[\"s\"]},"
+        "{\"name\":\"e5\",\"type\":\"gelu\",\"inputs\":[\"s\"],\"outputs\":[\"y\"]}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s", e.msg);
+    int h = wl_find_tensor(&g, "h");
+    int a1 = find_op(&g, "h.grad_acc1"), a2 = find_op(&g, "h.grad_acc2");
+    ck_assert_int_ge(a1, 0);
+    ck_assert_int_ge(a2, 0);
+    ck_assert_int_lt(find_op(&g, "h.grad_acc3"), 0);
+    /* consumers in reverse: e3 (pass-through of r's grad), e2 (neg), e1 (tanh backward) */
+    int neg = find_op(&g, "e2.grad_b"), th = find_op(&g, "e1.grad_x");
+    ck_assert_int_eq(g.op[neg].type, OP_NEG);
+    ck_assert_int_eq(g.op[a1].in[0], g.op[find_op(&g, "e4.grad_b")].out[0]);
+    ck_assert_int_eq(g.op[a1].in[1], g.op[neg].out[0]);
+    ck_assert_int_eq(g.op[a2].in[0], g.op[a1].out[0]);
+    ck_assert_int_eq(g.op[a2].in[1], g.op[th].out[0]);
+    /* fc's dW reads the accumulated gradient; tanh's backward reads its output p */
+    ck_assert_int_eq(g.op[find_op(&g, "fc.grad_w")].in[1], g.op[a2].out[0]);
+    ck_assert_int_eq(g.op[th].in[1], wl_find_tensor(&g, "p"));
+    ck_assert_str_eq(wl_attr_str(&g.op[th], "op", ""), "tanh");
+    /* gelu's backward reads its input s; mul saves both operands */
+    ck_assert_int_eq(g.op[find_op(&g, "e5.grad_x")].in[1], wl_find_tensor(&g, "s"));
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "q")].saved, 1);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "r")].saved, 1);
+    /* bias [8] broadcast over [4,8]: reduce over axis 0 */
+    int gb = final_grad(&g, wl_find_tensor(&g, "bias"));
+    ck_assert_int_eq(g.op[g.t[gb].producer].type, OP_REDUCE);
+    ck_assert_int_eq(g.t[gb].grad_of, wl_find_tensor(&g, "bias"));
+    (void)h;
+    assert_grads_consistent(&g);
+    arena_free(&a);
+}
+END_TEST
+
+/* Index, shape and fused ops: embedding, index_select, scatter_add, concat, slice, transpose,
+ * view, softmax, layernorm, rmsnorm, attention, rope, reduce. */
+START_TEST(test_structured_ops)
+{
+    const char *json =
+        "{\"name\":\"mix\",\"params\":{\"R\":100,\"D\":16,\"I\":12,\"S\":6},\"tensors\":{"
+        "\"tab\":{\"shape\":[\"R\",\"D\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"idx\":{\"shape\":[3,4],\"dtype\":\"int64\",\"kind\":\"input\"},"
+        "\"sel\":{\"shape\":[\"I\"],\"dtype\":\"int64\",\"kind\":\"input\"},"
+        "\"cos\":{\"shape\":[\"S\",\"D\"],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"g\":{\"shape\":[\"D\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"bt\":{\"shape\":[\"D\"],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"emb\":{\"shape\":[3,4,\"D\"],\"dtype\":\"bf16\"},"
+        "\"e2\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"gx\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"agg\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"cat\":{\"shape\":[\"I\",\"3*D\"],\"dtype\":\"bf16\"},"
+        "\"sl\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"ln\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"rn\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"sm\":{\"shape\":[\"I\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"q\":{\"shape\":[1,2,\"S\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"qr\":{\"shape\":[1,2,\"S\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"o\":{\"shape\":[1,2,\"S\",\"D\"],\"dtype\":\"bf16\"},"
+        "\"ot\":{\"shape\":[1,\"S\",2,\"D\"],\"dtype\":\"bf16\"},"
+        "\"red\":{\"shape\":[1,2],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":["
+        "{\"name\":\"lookup\",\"type\":\"embedding\",\"inputs\":[\"tab\",\"idx\"],\"outputs\":[\"emb\"]},"
+        "{\"name\":\"flat\",\"type\":\"view\",\"inputs\":[\"emb\"],\"outputs\":[\"e2\"]},"
+        "{\"name\":\"gat\",\"type\":\"index_select\",\"inputs\":[\"e2\",\"sel\"],\"outputs\":[\"gx\"]},"
+        "{\"name\":\"sca\",\"type\":\"scatter_add\",\"inputs\":[\"gx\",\"sel\"],\"outputs\":[\"agg\"]},"
+        "{\"name\":\"cc\",\"type\":\"concat\",\"inputs\":[\"e2\",\"gx\",\"agg\"],\"outputs\":[\"cat\"],"
+        "\"attrs\":{\"axis\":1}},"
+        "{\"name\":\"sli\",\"type\":\"slice\",\"inputs\":[\"cat\"],\"outputs\":[\"sl\"],"
+        "\"attrs\":{\"axis\":1,\"start\":\"D\",\"end\":\"2*D\"}},"
+        "{\"name\":\"lnorm\",\"type\":\"layernorm\",\"inputs\":[\"sl\",\"g\",\"bt\"],\"outputs\":[\"ln\"]},"
+        "{\"name\":\"rnorm\",\"type\":\"rmsnorm\",\"inputs\":[\"ln\"],\"outputs\":[\"rn\"]},"
+        "{\"name\":\"smax\",\"type\":\"softmax\",\"inputs\":[\"rn\"],\"outputs\":[\"sm\"]},"
+        "{\"name\":\"v4\",\"type\":\"view\",\"inputs\":[\"sm\"],\"outputs\":[\"q\"]},"
+        "{\"name\":\"rot\",\"type\":\"rope\",\"inputs\":[\"q\",\"cos\"],\"outputs\":[\"qr\"]},"
+        "{\"name\":\"att\",\"type\":\"attention\",\"inputs\":[\"qr\",\"q\",\"q\"],\"outputs\":[\"o\"],"
+        "\"attrs\":{\"causal\":true}},"
+        "{\"name\":\"tr\",\"type\":\"transpose\",\"inputs\":[\"o\"],\"outputs\":[\"ot\"],"
+        "\"attrs\":{\"perm\":[0,2,1,3]}},"
+        "{\"name\":\"rd\",\"type\":\"reduce\",\"inputs\":[\"ot\"],\"outputs\":[\"red\"],"
+        "\"attrs\":{\"op\":\"sum\",\"axes\":[1,3]}}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    assert_grads_consistent(&g);
+    /* reduce -> expand of a keepdim view */
+    int ex = find_op(&g, "rd.grad_x");
+    ck_assert_int_eq(g.op[ex].type, OP_EXPAND);
+    ck_assert_int_eq(g.op[find_op(&g, "rd.grad_x.keepdim")].type, OP_VIEW);
+    /* transpose -> transpose with the inverse permutation (0,2,1,3 is its own inverse) */
+    ck_assert_int_eq(g.op[find_op(&g, "tr.grad_x")].type, OP_TRANSPOSE);
+    /* attention -> one attention_backward reading dO, q, k, v, O; q used 3 times -> 2 adds
+     * plus the rope path (another add) */
+    int ab = find_op(&g, "att.grad");
+    ck_assert_int_eq(g.op[ab].type, OP_ATTN_BWD);
+    ck_assert_int_eq(g.op[ab].nin, 5);
+    ck_assert_int_eq(g.op[ab].nout, 3);
+    ck_assert_int_eq(g.op[ab].in[4], wl_find_tensor(&g, "o"));
+    ck_assert_int_eq(wl_attr_int(&g.op[ab], "causal", 0), 1);
+    ck_assert_int_ge(find_op(&g, "q.grad_acc2"), 0);
+    ck_assert_int_eq(g.op[find_op(&g, "rot.grad_x")].type, OP_ROPE);
+    /* attention backward FLOPs: 5 GEMMs of the 2 in the forward (FlashAttention-2) */
+    ck_assert_int_eq(op_flops_tensor(&g, ab) * 2, op_flops_tensor(&g, find_op(&g, "att")) * 5);
+    ck_assert_int_eq(g.op[find_op(&g, "smax.grad_x")].type, OP_SOFTMAX_BWD);
+    /* norms: layernorm -> dx, dgamma, dbeta; rmsnorm without weight -> dx only */
+    int lb = find_op(&g, "lnorm.grad");
+    ck_assert_int_eq(g.op[lb].type, OP_NORM_BWD);
+    ck_assert_int_eq(g.op[lb].nout, 3);
+    ck_assert_int_eq(g.op[lb].out[1], final_grad(&g, wl_find_tensor(&g, "g")));
+    ck_assert_int_eq(g.op[lb].out[2], final_grad(&g, wl_find_tensor(&g, "bt")));
+    ck_assert_int_eq(g.op[find_op(&g, "rnorm.grad")].nout, 1);
+    /* slice [D, 2D) of 3D -> concat(zeros D, grad, zeros D) */
+    int sc = find_op(&g, "sli.grad_x");
+    ck_assert_int_eq(g.op[sc].type, OP_CONCAT);
+    ck_assert_int_eq(g.op[sc].nin, 3);
+    ck_assert_int_eq(g.op[find_op(&g, "sli.grad_x.pad_lo")].type, OP_FILL);
+    ck_assert_int_eq(g.op[find_op(&g, "sli.grad_x.pad_hi")].type, OP_FILL);
+    /* concat -> one slice per input */
+    for (int i = 0; i < 3; i++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "cc.grad_in%d", i);
+        int s = find_op(&g, nm);
+        ck_assert_int_eq(g.op[s].type, OP_SLICE);
+        ck_assert_int_eq(wl_attr_int(&g.op[s], "start", -1), i * 16);
+    }
+    /* scatter_add -> gather; index_select -> index_add; embedding -> index_add into [R, D] */
+    ck_assert_int_eq(g.op[find_op(&g, "sca.grad_x")].type, OP_GATHER);
+    ck_assert_int_eq(g.op[find_op(&g, "gat.grad_x")].type, OP_INDEX_ADD);
+    int eb = find_op(&g, "lookup.grad_w");
+    ck_assert_int_eq(g.op[eb].type, OP_INDEX_ADD);
+    int gt = final_grad(&g, wl_find_tensor(&g, "tab"));
+    ck_assert_int_eq(g.op[eb].out[0], gt);
+    ck_assert_int_eq(g.t[gt].dim[0], 100);
+    ck_assert_int_eq(g.t[gt].dim[1], 16);
+    ck_assert_int_eq(g.t[g.op[eb].in[1]].ndim, 1);
+    ck_assert_int_eq(g.t[g.op[eb].in[1]].dim[0], 12);
+    /* view -> view back */
+    ck_assert_int_eq(g.op[find_op(&g, "flat.grad_x")].type, OP_VIEW);
+    arena_free(&a);
+}
+END_TEST
+
+/* Tensors that do not depend on a weight get no gradient; unsupported rules are errors. */
+START_TEST(test_no_grad_paths_and_errors)
+{
+    const char *json =
+        "{\"name\":\"ng\",\"tensors\":{"
+        "\"x\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[8,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"u\":{\"shape\":[8,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"p\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"output\"},"
+        "\"h\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+        "\"y\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"output\"},"
+        "\"dead\":{\"shape\":[4,8],\"dtype\":\"bf16\"}},"
+        "\"ops\":[{\"name\":\"px\",\"type\":\"relu\",\"inputs\":[\"x\"],\"outputs\":[\"p\"]},"
+        "{\"name\":\"fc\",\"type\":\"linear\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"h\"]},"
+        "{\"name\":\"deadfc\",\"type\":\"linear\",\"inputs\":[\"x\",\"u\"],\"outputs\":[\"dead\"]},"
+        "{\"name\":\"act\",\"type\":\"silu\",\"inputs\":[\"h\"],\"outputs\":[\"y\"]}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_SGD, &a, &f, &g, &e) == 0, "%s", e.msg);
+    ck_assert_int_lt(find_op(&g, "p.grad_ones"), 0);  /* p depends on no weight */
+    ck_assert_int_ge(find_op(&g, "y.grad_ones"), 0);
+    ck_assert_int_lt(find_op(&g, "deadfc.grad_w"), 0); /* dead does not reach an output */
+    ck_assert_int_lt(final_grad(&g, wl_find_tensor(&g, "u")), 0);
+    ck_assert_int_lt(find_op(&g, "u.sgd"), 0);
+    ck_assert_int_ge(find_op(&g, "w.sgd"), 0);
+    ck_assert_int_eq(g.nop, 4 + 3 + 1); /* fill, silu bwd, dW; one sgd */
+    arena_free(&a);
+
+    const char *bad =
+        "{\"name\":\"bad\",\"tensors\":{"
+        "\"x\":{\"shape\":[2,4],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"c\":{\"shape\":[2,4],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"y\":{\"shape\":[2,4],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"r\",\"type\":\"rope\",\"inputs\":[\"x\",\"c\"],\"outputs\":[\"y\"]}]}";
+    err_clear(&e);
+    ck_assert_int_eq(derive(bad, OPTIM_NONE, &a, &f, &g, &e), -1);
+    ck_assert_str_eq(e.path, "ops[0]");
+    ck_assert_str_eq(e.msg, "training: no gradient rule for cos/sin of \"rope\"");
+    arena_free(&a);
+}
+END_TEST
+
+static Suite *autodiff_suite(void)
+{
+    Suite *s = suite_create("autodiff");
+    TCase *tc = tcase_create("ad_training_graph");
+    tcase_add_test(tc, test_linear_backward_is_twice_forward);
+    tcase_add_test(tc, test_phases_and_saved);
+    tcase_add_test(tc, test_optimizers);
+    tcase_add_test(tc, test_matmul_transposes);
+    tcase_add_test(tc, test_matmul_broadcast_batch);
+    tcase_add_test(tc, test_accumulation);
+    tcase_add_test(tc, test_structured_ops);
+    tcase_add_test(tc, test_no_grad_paths_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+KT_TEST_MAIN(autodiff_suite)

@@ -1,0 +1,283 @@
+/* check_workloads: the shipped workloads, forward and derived training graphs, against closed
+ * forms derived by hand from the models' sizes (docs/workloads.md, docs/training.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/model/autodiff.h"
+#include "../src/model/op.h"
+#include "../src/model/run.h"
+#include "ktest.h"
+
+typedef struct flops {
+    int64_t gemm_fwd, gemm_all, attn_fwd, attn_all;
+} flops;
+
+static void load(const char *name, int training, arena *a, wl_graph *g)
+{
+    char path[512];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, name);
+    ck_assert_msg(wl_load(path, NULL, 0, training, a, g, &e) == 0, "%s: %s: %s", path, e.path, e.msg);
+}
+
+static void derive(const wl_graph *f, int optimizer, arena *a, wl_graph *g)
+{
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(ad_training_graph(f, optimizer, a, g, &e) == 0, "%s: %s: %s", f->name, e.path, e.msg);
+}
+
+static flops count(const wl_graph *g)
+{
+    flops s = {0, 0, 0, 0};
+    for (int i = 0; i < g->nop; i++) {
+        op_work w;
+        char msg[128];
+        ck_assert_int_eq(op_work_of(g, &g->op[i], &w, msg, sizeof msg), 0);
+        int fwd = g->op[i].phase == PH_FWD;
+        if (op_is_gemm(g->op[i].type)) {
+            s.gemm_all += w.flops_tensor;
+            s.gemm_fwd += fwd ? w.flops_tensor : 0;
+        } else if (w.kind == OPK_ATTN) {
+            s.attn_all += w.flops_tensor;
+            s.attn_fwd += fwd ? w.flops_tensor : 0;
+        } else {
+            ck_assert_int_eq(w.flops_tensor, 0);
+        }
+    }
+    return s;
+}
+
+static int64_t P(const wl_graph *g, const char *name)
+{
+    int64_t v = wl_param(g, name, -1);
+    ck_assert_int_gt(v, 0);
+    return v;
+}
+
+static const char *const ALL[] = {"dlrm", "graphcast", "mgn", "nerf", "llama3-8b-ctx", "llama3-8b-tok"};
+enum { NALL = sizeof ALL / sizeof ALL[0] };
+
+/* Every derived training graph (each optimizer) passes wl_check (ad_training_graph calls it),
+ * gradient tensors have their tensor's shape and dtype, every weight has exactly one final
+ * gradient (a graph output), backward/optimizer ops point at a forward op, the forward part is
+ * the forward graph unchanged, and only forward-written tensors are saved. */
+START_TEST(test_training_graphs_consistent)
+{
+    for (int w = 0; w < NALL; w++)
+        for (int opt = OPTIM_NONE; opt <= OPTIM_ADAM; opt++) {
+            arena a = {0};
+            wl_graph f, g;
+            load(ALL[w], 1, &a, &f);
+            derive(&f, opt, &a, &g);
+            for (int i = 0; i < f.nop; i++) {
+                ck_assert_str_eq(g.op[i].name, f.op[i].name);
+                ck_assert_int_eq(g.op[i].phase, PH_FWD);
+            }
+            int nopt = 0;
+            for (int i = f.nop; i < g.nop; i++) {
+                ck_assert_int_ne(g.op[i].phase, PH_FWD);
+                ck_assert_int_ge(g.op[i].fwd, 0);
+                ck_assert_int_lt(g.op[i].fwd, f.nop);
+                nopt += g.op[i].phase == PH_OPT;
+                if (g.op[i].phase == PH_OPT)
+                    ck_assert_int_eq(g.op[i - 1].phase == PH_BWD || g.op[i - 1].phase == PH_OPT, 1);
+            }
+            int nweights = 0;
+            for (int t = 0; t < g.ntensor; t++) {
+                const wl_tensor *x = &g.t[t];
+                if (x->grad_of >= 0) {
+                    const wl_tensor *of = &g.t[x->grad_of];
+                    ck_assert_int_lt(x->grad_of, f.ntensor);
+                    ck_assert_int_eq(x->ndim, of->ndim);
+                    for (int d = 0; d < x->ndim; d++)
+                        ck_assert_int_eq(x->dim[d], of->dim[d]);
+                    ck_assert_int_eq(x->dt, of->dt);
+                }
+                if (x->saved)
+                    ck_assert_int_ge(x->producer, 0);
+                if (t >= f.ntensor || x->kind != TK_WEIGHT)
+                    continue;
+                nweights++;
+                int finals = 0;
+                for (int u = 0; u < g.ntensor; u++)
+                    finals += g.t[u].grad_of == t && g.t[u].kind == TK_OUTPUT;
+                ck_assert_msg(finals == 1, "%s: weight %s has %d final gradients", ALL[w], x->name, finals);
+            }
+            ck_assert_int_eq(nopt, opt == OPTIM_NONE ? 0 : nweights);
+            arena_free(&a);
+        }
+}
+END_TEST
+
+/* NeRF: per sample 2*(PE*W + 7*W^2 + (W+PE)*W + W + (W+DE)*W2 + 3*W2) = 1,186,816 FLOP forward.
+ * Training: dx and dW per layer, each a GEMM of the forward's size, except fc1 whose input x is
+ * a graph input (no dx): 3*F - 2*PE*W per sample. */
+START_TEST(test_nerf_flops)
+{
+    arena a = {0};
+    wl_graph f, g;
+    load("nerf", 1, &a, &f);
+    derive(&f, OPTIM_NONE, &a, &g);
+    int64_t B = P(&f, "B"), PE = P(&f, "PE"), DE = P(&f, "DE"), W = P(&f, "W"), W2 = P(&f, "W2");
+    int64_t per = 2 * (PE * W + 7 * W * W + (W + PE) * W + W + (W + DE) * W2 + 3 * W2);
+    ck_assert_int_eq(per, 1186816);
+    flops s = count(&g);
+    ck_assert_int_eq(s.gemm_fwd, B * per);
+    ck_assert_int_eq(s.gemm_all, B * (3 * per - 2 * PE * W));
+    ck_assert_int_eq(s.gemm_all, 924894363648LL);
+    ck_assert_int_eq(s.attn_all, 0);
+    arena_free(&a);
+}
+END_TEST
+
+/* DLRM: per sample 2*(DENSE*BOT1 + BOT1*BOT2 + BOT2*D + (T+1)^2*D + I*TOP1 + TOP1*TOP2 +
+ * TOP2*TOP3 + TOP3*TOP4 + TOP4) with I = D + T(T+1)/2; the interaction bmm has both operands
+ * requiring gradients (2 backward GEMMs); the bottom MLP's first layer has no dx. */
+START_TEST(test_dlrm_flops)
+{
+    arena a = {0};
+    wl_graph f, g;
+    load("dlrm", 1, &a, &f);
+    derive(&f, OPTIM_NONE, &a, &g);
+    int64_t B = P(&f, "B"), DENSE = P(&f, "DENSE"), BOT1 = P(&f, "BOT1"), BOT2 = P(&f, "BOT2"),
+            D = P(&f, "D"), T = P(&f, "T"), TOP1 = P(&f, "TOP1"), TOP2 = P(&f, "TOP2"),
+            TOP3 = P(&f, "TOP3"), TOP4 = P(&f, "TOP4");
+    int64_t I = D + (T + 1) * T / 2;
+    int64_t per = 2 * (DENSE * BOT1 + BOT1 * BOT2 + BOT2 * D + (T + 1) * (T + 1) * D + I * TOP1 +
+                       TOP1 * TOP2 + TOP2 * TOP3 + TOP3 * TOP4 + TOP4);
+    ck_assert_int_eq(per, 4916992);
+    flops s = count(&g);
+    ck_assert_int_eq(s.gemm_fwd, B * per);
+    ck_assert_int_eq(s.gemm_all, B * (3 * per - 2 * DENSE * BOT1));
+    /* the embedding gradient is the dense [T*ROWS, D] table (PyTorch's dense backward) */
+    int tab = wl_find_tensor(&g, "emb_table");
+    int found = 0;
+    for (int t = 0; t < g.ntensor; t++)
+        if (g.t[t].grad_of == tab && g.t[t].kind == TK_OUTPUT) {
+            ck_assert_int_eq(g.t[t].bytes, P(&f, "T") * P(&f, "ROWS") * D * 2);
+            found = 1;
+        }
+    ck_assert_int_eq(found, 1);
+    arena_free(&a);
+}
+END_TEST
+
+/* MGN / GraphCast block: edges 2*(3L*L + (h-1)*L*L), nodes 2*(2L*L + (h-1)*L*L) forward with h
+ * linear layers per MLP (MGN h=3, GraphCast h=2). The edge MLP's input concat(e, v[s], v[r]) is
+ * built from graph inputs only, so its first layer has no dx: training = 3F - E*2*3L*L. */
+static void check_gnn(const char *name, int64_t layers, int64_t want_fwd)
+{
+    arena a = {0};
+    wl_graph f, g;
+    load(name, 1, &a, &f);
+    derive(&f, OPTIM_NONE, &a, &g);
+    int64_t N = P(&f, "N"), E = P(&f, "E"), L = P(&f, "L");
+    int64_t fwd = E * 2 * (3 * L * L + (layers - 1) * L * L) + N * 2 * (2 * L * L + (layers - 1) * L * L);
+    ck_assert_int_eq(fwd, want_fwd);
+    flops s = count(&g);
+    ck_assert_int_eq(s.gemm_fwd, fwd);
+    ck_assert_int_eq(s.gemm_all, 3 * fwd - E * 2 * 3 * L * L);
+    /* the scatter_add's backward is a gather of the aggregate's gradient (E rows) */
+    int op = -1;
+    for (int i = 0; i < g.nop; i++)
+        if (!strcmp(g.op[i].name, "scatter.grad_x"))
+            op = i;
+    ck_assert_int_ge(op, 0);
+    ck_assert_int_eq(g.op[op].type, OP_GATHER);
+    ck_assert_int_eq(g.t[g.op[op].out[0]].dim[0], E);
+    arena_free(&a);
+}
+
+START_TEST(test_mgn_flops)
+{
+    check_gnn("mgn", 3, 73014444032LL);
+}
+END_TEST
+
+START_TEST(test_graphcast_flops)
+{
+    check_gnn("graphcast", 2, 751580479488LL);
+}
+END_TEST
+
+/* Llama 3 8B layer: matmul weights D*H*HD + 2*D*KVH*HD + H*HD*D + 3*D*F = 218,103,808 (+2D
+ * norm weights = 218,112,000); projections 2 FLOP per weight per token, all with inputs that
+ * need gradients (3x in training). Attention forward 4*B*H*HD*pairs (QK^T and PV), backward 5 of
+ * those GEMMs for 2 (FlashAttention-2, Dao 2023 section 3.2): 2.5x. ctx (training params B=2,
+ * S=2048): causal pairs S(S+1)/2; tok: S=1 against P+1 keys. */
+static void check_llama(const char *name, int ctx)
+{
+    arena a = {0};
+    wl_graph f, g;
+    load(name, 1, &a, &f);
+    derive(&f, OPTIM_NONE, &a, &g);
+    int64_t B = P(&f, "B"), S = P(&f, "S"), D = P(&f, "D"), H = P(&f, "H"), KVH = P(&f, "KVH"),
+            HD = P(&f, "HD"), F = P(&f, "F");
+    int64_t mw = D * H * HD + 2 * D * KVH * HD + H * HD * D + 3 * D * F;
+    ck_assert_int_eq(mw, 218103808);
+    int64_t wsum = 0;
+    for (int t = 0; t < f.ntensor; t++)
+        wsum += f.t[t].kind == TK_WEIGHT ? f.t[t].elems : 0;
+    ck_assert_int_eq(wsum, 218112000);
+    ck_assert_int_eq(wsum, mw + 2 * D);
+    int64_t pairs = ctx ? S * (S + 1) / 2 : S * (P(&f, "P") + 1);
+    int64_t attn = 4 * B * H * HD * pairs;
+    if (ctx) {
+        ck_assert_int_eq(B, 2); /* training_params */
+        ck_assert_int_eq(attn, 68753031168LL);
+    } else {
+        ck_assert_int_eq(attn, 2148532224LL);
+    }
+    flops s = count(&g);
+    ck_assert_int_eq(s.gemm_fwd, 2 * mw * B * S);
+    ck_assert_int_eq(s.gemm_all, 3 * 2 * mw * B * S);
+    ck_assert_int_eq(s.attn_fwd, attn);
+    ck_assert_int_eq(s.attn_all * 2, attn * 7);
+    arena_free(&a);
+}
+
+START_TEST(test_llama_ctx_flops)
+{
+    check_llama("llama3-8b-ctx", 1);
+}
+END_TEST
+
+START_TEST(test_llama_tok_flops)
+{
+    check_llama("llama3-8b-tok", 0);
+}
+END_TEST
+
+/* Inference loads keep the inference defaults (llama ctx B=4) and derive the same structure. */
+START_TEST(test_inference_params_training_derivation)
+{
+    arena a = {0};
+    wl_graph f, g;
+    load("llama3-8b-ctx", 0, &a, &f);
+    ck_assert_int_eq(P(&f, "B"), 4);
+    derive(&f, OPTIM_ADAM, &a, &g);
+    flops s = count(&g);
+    ck_assert_int_eq(s.gemm_all, 3 * 2 * 218103808LL * 4 * 2048);
+    arena_free(&a);
+}
+END_TEST
+
+static Suite *workloads_suite(void)
+{
+    Suite *s = suite_create("workloads");
+    TCase *tc = tcase_create("training");
+    tcase_add_test(tc, test_training_graphs_consistent);
+    tcase_add_test(tc, test_nerf_flops);
+    tcase_add_test(tc, test_dlrm_flops);
+    tcase_add_test(tc, test_mgn_flops);
+    tcase_add_test(tc, test_graphcast_flops);
+    tcase_add_test(tc, test_llama_ctx_flops);
+    tcase_add_test(tc, test_llama_tok_flops);
+    tcase_add_test(tc, test_inference_params_training_derivation);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+KT_TEST_MAIN(workloads_suite)
