@@ -1,17 +1,765 @@
-/* fusion: placeholder until the vertical-fusion planner lands. */
+/* fusion: the vertical-fusion baseline - fusion planner and cost of fused groups.
+ *
+ * Planner: one pass over the topological order, the way TensorRT, Inductor, AStitch and Welder
+ * group a graph. Every op either joins the group of one of its producers (the one that feeds it
+ * the most bytes first) or starts a group. An op may join group G through edge tensor t when
+ *   - epilogue: G is led by a GEMM and the op is pointwise (elementwise, cast, rope, copy-like,
+ *     concat written in place) on the GEMM's output tile: bias, activation, residual add, cast;
+ *   - row epilogue: a row op (norm, softmax, reduce) over the rows of a GEMM output, when one
+ *     CTA can own whole rows: tm (the GEMM's CTA rows) x N x dtype bytes <= smem per SM (rows of
+ *     128 always fit: that is the GEMM's own 128x128 tile);
+ *   - stitch (AStitch): G is a pointwise/row group and a row op's row fits on chip:
+ *     row bytes <= shared memory per SM (164 KiB on A100: 83968 bf16 elements);
+ *   - gemm-chain (Welder): a GEMM reading, as its A operand with a weight B, a tile of a GEMM
+ *     epilogue in G, when the intermediate tile of one CTA fits shared memory:
+ *     tm (the producing GEMM's CTA rows, 128 for large M) x K x dtype bytes <= smem per SM;
+ *   - never across index ops (gather, embedding, scatter, index_copy): they neither take a
+ *     prologue nor an epilogue (TensorRT and the paper's baseline do not fuse them; Inductor
+ *     fuses index_select into pointwise consumers, but the consumers here are GEMMs or concats
+ *     feeding GEMMs); never into attention (a library flash-attention kernel) or before a GEMM
+ *     (no prologue fusion into GEMMs);
+ *   - forward ops only unless fuse_backward (then backward ops fuse among themselves);
+ *     optimizer updates never;
+ *   - the groups stay convex and their quotient graph acyclic: an op does not join G if one of
+ *     its other inputs comes from a group that depends on G (no edge leaves and re-enters);
+ *   - free ops (views) join their producer's group.
+ * Intermediates only ever stay inside a group when they fit on chip, so there are no spills.
+ *
+ * Cost of a group: one kernel. DRAM bytes: its external inputs (read by a member, produced
+ * outside; weights included; each once) and external outputs (read outside the group, graph
+ * outputs, saved activations, or unread) only. Time: cost_eval on a synthetic op_work with the
+ * kind, geometry and tile shape of the main op (the first GEMM, else the largest row op, else the
+ * op with the most bytes) and FLOPs/SFU ops summed over the members; for GEMM-led groups whose
+ * tensor FLOPs exceed the main GEMM's (chains), K grows so that the tile FLOPs equal the group's
+ * (K_eff = tensor FLOPs / (2 M N batch)). cost.c adds tensor and SIMT time one after the other,
+ * the temporal multiplexing of fused kernels (tensor_s / simt_s of each item). L2 residency
+ * between groups uses l2.h exactly as bsp.c does between ops; intermediates of a group never
+ * touch L2. */
 #include "fusion.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "l2.h"
+#include "op.h"
+
+/* Bytes per KiB / MiB for the notes. */
+#define KIB_BYTES 1024.0
+#define MIB_BYTES (1024.0 * 1024.0)
+/* Capacity of the per-group note parts (characters). */
+enum { WHY_CHARS = 160, RULES_CHARS = 200, NOTE_CHARS = 400 };
+
+typedef enum gkind {
+    GK_FREE,   /* only views so far: no kernel, nothing joins */
+    GK_GEMM,   /* led by a GEMM: epilogues, row epilogues, chains */
+    GK_STITCH, /* pointwise and row ops stitched together */
+    GK_CLOSED, /* attention, index ops, unfused phases: nothing joins */
+    GK_EXCL    /* an op run elsewhere (vf_run_masked): no item */
+} gkind;
+
+typedef struct vf_group {
+    gkind kind;
+    wl_phase phase;
+    int first, last;      /* member ops, in order, linked through plan.next */
+    int nmem, nreal;      /* members; members that are not views */
+    int why_prod;         /* producer op of the recorded end reason, -1 none */
+    const char *closed;   /* GK_CLOSED: why nothing joins */
+    char why[WHY_CHARS];  /* why the group ended (a consumer that did not join) */
+    char rules[RULES_CHARS]; /* thresholds of the rules that fused it */
+} vf_group;
+
+typedef struct vf_plan {
+    const hw_gpu *hw;
+    const wl_graph *g;
+    const op_work *w;
+    int fuse_backward;
+    const unsigned char *exclude;
+    int *grp, *ctx, *next, *root;
+    int *rd_start, *rd_op;  /* per root tensor: the non-view ops reading it (CSR) */
+    unsigned char *pinned;  /* per root: a graph output or saved activation aliases it */
+    vf_group *gr;
+    int ng, words;
+    unsigned long long *dep; /* per group: bitset of the groups it depends on (transitive) */
+} vf_plan;
+
+static int oom(const wl_graph *g, kt_err *e)
+{
+    return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+}
+
+static int is_free(const vf_plan *p, int i)
+{
+    return p->w[i].kind == OPK_FREE;
+}
+
+static int dep_has(const vf_plan *p, int x, int y)
+{
+    return (int)((p->dep[(size_t)x * (size_t)p->words + (size_t)(y / 64)] >> (y % 64)) & 1ULL);
+}
+
+/* Edge h -> x in the group graph: x and everything that depends on x now depend on h and on
+ * what h depends on. */
+static void dep_add(vf_plan *p, int h, int x)
+{
+    size_t W = (size_t)p->words;
+    const unsigned long long *dh = &p->dep[(size_t)h * W];
+    for (int y = 0; y < p->ng; y++) {
+        if (y != x && !dep_has(p, y, x))
+            continue;
+        unsigned long long *dy = &p->dep[(size_t)y * W];
+        for (size_t k = 0; k < W; k++)
+            dy[k] |= dh[k];
+        dy[h / 64] |= 1ULL << (h % 64);
+    }
+}
+
+static void fmt_bytes(char *b, size_t n, double bytes)
+{
+    if (bytes >= MIB_BYTES)
+        snprintf(b, n, "%.4g MiB", bytes / MIB_BYTES);
+    else
+        snprintf(b, n, "%.4g KiB", bytes / KIB_BYTES);
+}
+
+static void append_rule(vf_group *G, const char *rule)
+{
+    if (!rule[0] || strstr(G->rules, rule))
+        return;
+    size_t len = strlen(G->rules), n = strlen(rule);
+    if (len + n + 3 >= sizeof G->rules)
+        return;
+    if (len) {
+        memcpy(G->rules + len, "; ", 2);
+        len += 2;
+    }
+    memcpy(G->rules + len, rule, n + 1);
+}
+
+static int new_group(vf_plan *p, int i, gkind k, const char *closed)
+{
+    int id = p->ng++;
+    vf_group *G = &p->gr[id];
+    memset(G, 0, sizeof *G);
+    G->kind = k;
+    G->phase = p->g->op[i].phase;
+    G->first = G->last = i;
+    G->nmem = 1;
+    G->nreal = is_free(p, i) ? 0 : 1;
+    G->why_prod = -1;
+    G->closed = closed;
+    p->grp[i] = id;
+    p->next[i] = -1;
+    return id;
+}
+
+static void join_group(vf_plan *p, int id, int i)
+{
+    vf_group *G = &p->gr[id];
+    p->next[G->last] = i;
+    p->next[i] = -1;
+    G->last = i;
+    G->nmem++;
+    if (!is_free(p, i))
+        G->nreal++;
+    p->grp[i] = id;
+}
+
+static void record_why(vf_plan *p, int id, int prod, const char *why)
+{
+    vf_group *G = &p->gr[id];
+    if (prod > G->why_prod) {
+        G->why_prod = prod;
+        snprintf(G->why, sizeof G->why, "%s", why);
+    }
+}
+
+static int fusable_phase(const vf_plan *p, const wl_op *o)
+{
+    return o->phase == PH_FWD || (p->fuse_backward && o->phase == PH_BWD);
+}
+
+static int is_pointwise(const vf_plan *p, int i)
+{
+    const wl_op *o = &p->g->op[i];
+    return p->w[i].kind == OPK_STREAM && !op_is_index(o->type) && o->type != OP_ADAM;
+}
+
+/* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
+ * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
+ * with the reason in why. */
+static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx_out, char *why,
+                      size_t nwhy, char *rule, size_t nrule)
+{
+    const wl_graph *g = p->g;
+    const wl_op *o = &g->op[i];
+    const op_work *w = &p->w[i];
+    const vf_group *G = &p->gr[id];
+    double smem = hw_smem_bytes(p->hw);
+    char sm[32];
+    fmt_bytes(sm, sizeof sm, smem);
+    rule[0] = 0;
+    if (G->kind == GK_CLOSED) {
+        snprintf(why, nwhy, "%s", G->closed);
+        return -1;
+    }
+    if (G->kind == GK_FREE) {
+        snprintf(why, nwhy, "view of a tensor from outside");
+        return -1;
+    }
+    if (op_is_index(o->type)) {
+        snprintf(why, nwhy, "next op is %s (%s)",
+                 w->kind == OPK_GATHER ? "a gather" : w->kind == OPK_SCATTER ? "a scatter" : "an index op",
+                 op_name(o->type));
+        return -1;
+    }
+    if (w->kind == OPK_ATTN) {
+        snprintf(why, nwhy, "next op is attention (a library kernel)");
+        return -1;
+    }
+    if (o->phase != G->phase) {
+        snprintf(why, nwhy, "phase boundary (%s op)", o->phase == PH_BWD ? "backward" : "forward");
+        return -1;
+    }
+    int gemm = p->ctx[prod];
+    const wl_tensor *tt = &g->t[t];
+    if (w->kind == OPK_GEMM) {
+        if (G->kind != GK_GEMM || gemm < 0) {
+            snprintf(why, nwhy, "next op is a gemm (no prologue fusion into gemms)");
+            return -1;
+        }
+        if (o->in[0] != t) {
+            snprintf(why, nwhy, "gemm-chain: intermediate is the next gemm's B operand");
+            return -1;
+        }
+        if (g->t[o->in[1]].kind != TK_WEIGHT) {
+            snprintf(why, nwhy, "gemm-chain: next gemm's B operand is an activation");
+            return -1;
+        }
+        const op_work *pw = &p->w[gemm];
+        if (w->m != pw->m || w->batch != pw->batch) {
+            snprintf(why, nwhy, "gemm-chain: row tiling differs (%lld vs %lld rows)",
+                     (long long)(w->m * w->batch), (long long)(pw->m * pw->batch));
+            return -1;
+        }
+        cost_tiling ct;
+        cost_tile(p->hw, pw, p->hw->sm_count, &ct);
+        double bytes = (double)ct.tm * (double)w->k * dt_bytes(tt->dt);
+        char b[32];
+        fmt_bytes(b, sizeof b, bytes);
+        if (bytes > smem) {
+            snprintf(why, nwhy, "gemm-chain: intermediate %lldx%lld %s = %s > smem %s",
+                     (long long)ct.tm, (long long)w->k, dt_name(tt->dt), b, sm);
+            return -1;
+        }
+        snprintf(rule, nrule, "gemm-chain: intermediate %lldx%lld %s = %s <= smem %s",
+                 (long long)ct.tm, (long long)w->k, dt_name(tt->dt), b, sm);
+        *ctx_out = i;
+        return 0;
+    }
+    if (w->kind == OPK_ROW) {
+        const wl_tensor *x = &g->t[o->in[o->type == OP_NORM_BWD ? 1 : 0]];
+        if (G->kind == GK_GEMM && gemm >= 0) {
+            const op_work *pw = &p->w[gemm];
+            cost_tiling ct;
+            cost_tile(p->hw, pw, p->hw->sm_count, &ct);
+            double bytes = (double)ct.tm * (double)w->row_len * dt_bytes(x->dt);
+            char b[32];
+            fmt_bytes(b, sizeof b, bytes);
+            if (w->row_len != pw->n || w->rows != pw->m * pw->batch) {
+                snprintf(why, nwhy, "row epilogue: row of %lld is not a row of the gemm output",
+                         (long long)w->row_len);
+                return -1;
+            }
+            if (bytes > smem) {
+                snprintf(why, nwhy, "row epilogue: rows %lldx%lld %s = %s > smem %s",
+                         (long long)ct.tm, (long long)w->row_len, dt_name(x->dt), b, sm);
+                return -1;
+            }
+            snprintf(rule, nrule, "row epilogue: rows %lldx%lld %s = %s <= smem %s",
+                     (long long)ct.tm, (long long)w->row_len, dt_name(x->dt), b, sm);
+            *ctx_out = gemm;
+            return 0;
+        }
+        double bytes = (double)w->row_len * dt_bytes(x->dt);
+        char b[32];
+        fmt_bytes(b, sizeof b, bytes);
+        if (bytes > smem) {
+            snprintf(why, nwhy, "stitch: row %lld %s = %s > smem %s", (long long)w->row_len,
+                     dt_name(x->dt), b, sm);
+            return -1;
+        }
+        snprintf(rule, nrule, "stitch: row %lld %s = %s <= smem %s", (long long)w->row_len,
+                 dt_name(x->dt), b, sm);
+        *ctx_out = -1;
+        return 0;
+    }
+    if (is_pointwise(p, i)) {
+        if (G->kind == GK_GEMM && gemm >= 0 && o->type != OP_CONCAT &&
+            g->t[o->out[0]].elems > tt->elems) {
+            snprintf(why, nwhy, "%s broadcasts beyond the gemm tile", op_name(o->type));
+            return -1;
+        }
+        *ctx_out = G->kind == GK_GEMM ? gemm : -1;
+        return 0;
+    }
+    snprintf(why, nwhy, "next op (%s) does not fuse", op_name(o->type));
+    return -1;
+}
+
+/* Kind of the group an op starts. */
+static gkind start_kind(const vf_plan *p, int i, const char **closed)
+{
+    const wl_op *o = &p->g->op[i];
+    const op_work *w = &p->w[i];
+    *closed = NULL;
+    if (w->kind == OPK_FREE)
+        return GK_FREE;
+    if (!fusable_phase(p, o)) {
+        *closed = o->phase == PH_OPT ? "optimizer update not fused" : "backward not fused";
+        return GK_CLOSED;
+    }
+    if (w->kind == OPK_GEMM)
+        return GK_GEMM;
+    if (w->kind == OPK_ATTN) {
+        *closed = "attention kernel takes no epilogue";
+        return GK_CLOSED;
+    }
+    if (op_is_index(o->type)) {
+        *closed = "index op: no fusion across gathers/scatters";
+        return GK_CLOSED;
+    }
+    if (w->kind == OPK_ROW || is_pointwise(p, i))
+        return GK_STITCH;
+    *closed = "op does not fuse";
+    return GK_CLOSED;
+}
+
+/* Place op i: join a producer's group or start one; then record the group-graph edges. */
+static void place(vf_plan *p, int i)
+{
+    const wl_graph *g = p->g;
+    const wl_op *o = &g->op[i];
+    int joined = -1;
+    if (p->exclude && p->exclude[i]) {
+        new_group(p, i, GK_EXCL, NULL);
+    } else if (is_free(p, i)) {
+        int prod = o->nin ? g->t[o->in[0]].producer : -1;
+        if (prod >= 0 && p->gr[p->grp[prod]].kind != GK_EXCL) {
+            join_group(p, p->grp[prod], i);
+            p->ctx[i] = p->ctx[prod];
+        } else {
+            new_group(p, i, GK_FREE, NULL);
+            p->ctx[i] = -1;
+        }
+    } else {
+        /* candidate producer groups, the edge with the most bytes first */
+        int cand[OP_MAXIN], edge[OP_MAXIN], nc = 0;
+        for (int j = 0; j < o->nin && nc < OP_MAXIN; j++) {
+            int t = o->in[j], prod = g->t[t].producer;
+            if (prod < 0 || p->gr[p->grp[prod]].kind == GK_EXCL)
+                continue;
+            int dup = 0;
+            for (int k = 0; k < nc; k++)
+                if (p->grp[g->t[edge[k]].producer] == p->grp[prod]) {
+                    dup = 1;
+                    if (g->t[t].bytes > g->t[edge[k]].bytes)
+                        edge[k] = t;
+                }
+            if (!dup) {
+                cand[nc] = p->grp[prod];
+                edge[nc++] = t;
+            }
+        }
+        for (int a = 1; a < nc; a++) /* insertion sort, stable, bytes descending */
+            for (int b = a; b > 0 && g->t[edge[b]].bytes > g->t[edge[b - 1]].bytes; b--) {
+                int tc = cand[b], te = edge[b];
+                cand[b] = cand[b - 1];
+                edge[b] = edge[b - 1];
+                cand[b - 1] = tc;
+                edge[b - 1] = te;
+            }
+        char why[WHY_CHARS], rule[RULES_CHARS];
+        int fus = fusable_phase(p, o);
+        for (int k = 0; k < nc; k++) {
+            int id = cand[k], prod = g->t[edge[k]].producer, cx = -1;
+            if (joined >= 0) {
+                snprintf(why, sizeof why, "next op %s joined another group", o->name);
+                record_why(p, id, prod, why);
+                continue;
+            }
+            if (!fus) {
+                snprintf(why, sizeof why, "next op is %s (not fused)",
+                         o->phase == PH_OPT ? "an optimizer update" : "backward");
+                record_why(p, id, prod, why);
+                continue;
+            }
+            if (rule_check(p, id, i, edge[k], prod, &cx, why, sizeof why, rule, sizeof rule)) {
+                record_why(p, id, prod, why);
+                continue;
+            }
+            /* convexity: no other input may come from a group that depends on this one */
+            int cyc = -1;
+            for (int j = 0; j < o->nin && cyc < 0; j++) {
+                int q = g->t[o->in[j]].producer;
+                if (q >= 0 && p->grp[q] != id && dep_has(p, p->grp[q], id))
+                    cyc = q;
+            }
+            if (cyc >= 0) {
+                snprintf(why, sizeof why, "fusing %s would re-enter the group through %s", o->name,
+                         g->op[cyc].name);
+                record_why(p, id, prod, why);
+                continue;
+            }
+            join_group(p, id, i);
+            p->ctx[i] = cx;
+            append_rule(&p->gr[id], rule);
+            joined = id;
+        }
+        if (joined < 0) {
+            const char *closed;
+            gkind k = start_kind(p, i, &closed);
+            new_group(p, i, k, closed);
+            p->ctx[i] = k == GK_GEMM ? i : -1;
+        }
+    }
+    int me = p->grp[i];
+    for (int j = 0; j < o->nin; j++) {
+        int q = g->t[o->in[j]].producer;
+        if (q >= 0 && p->grp[q] != me)
+            dep_add(p, p->grp[q], me);
+    }
+}
+
+/* Storage roots (through views), readers of each root, pinned roots. */
+static int index_tensors(vf_plan *p, arena *a, kt_err *e)
+{
+    const wl_graph *g = p->g;
+    int nt = g->ntensor;
+    p->root = arena_calloc(a, (size_t)nt, sizeof(int));
+    p->rd_start = arena_calloc(a, (size_t)nt + 1, sizeof(int));
+    p->pinned = arena_calloc(a, (size_t)nt, 1);
+    if (!p->root || !p->rd_start || !p->pinned)
+        return oom(g, e);
+    for (int t = 0; t < nt; t++)
+        p->root[t] = t;
+    for (int i = 0; i < g->nop; i++)
+        if (is_free(p, i) && g->op[i].nin && g->op[i].nout)
+            p->root[g->op[i].out[0]] = p->root[g->op[i].in[0]];
+    for (int t = 0; t < nt; t++)
+        if (g->t[t].kind == TK_OUTPUT || g->t[t].saved)
+            p->pinned[p->root[t]] = 1;
+    int nrd = 0;
+    for (int i = 0; i < g->nop; i++)
+        if (!is_free(p, i))
+            for (int j = 0; j < g->op[i].nin; j++) {
+                p->rd_start[p->root[g->op[i].in[j]] + 1]++;
+                nrd++;
+            }
+    for (int t = 0; t < nt; t++)
+        p->rd_start[t + 1] += p->rd_start[t];
+    p->rd_op = arena_calloc(a, (size_t)(nrd ? nrd : 1), sizeof(int));
+    int *fill = arena_calloc(a, (size_t)nt, sizeof(int));
+    if (!p->rd_op || !fill)
+        return oom(g, e);
+    for (int i = 0; i < g->nop; i++)
+        if (!is_free(p, i))
+            for (int j = 0; j < g->op[i].nin; j++) {
+                int r = p->root[g->op[i].in[j]];
+                p->rd_op[p->rd_start[r] + fill[r]++] = i;
+            }
+    return 0;
+}
+
+/* Kernel order: topological order of the group graph, earliest first member first. */
+static int group_order(const vf_plan *p, int *order, arena *a, kt_err *e)
+{
+    const wl_graph *g = p->g;
+    int *indeg = arena_calloc(a, (size_t)p->ng, sizeof(int));
+    unsigned char *done = arena_calloc(a, (size_t)p->ng, 1);
+    if (!indeg || !done)
+        return oom(g, e);
+    for (int i = 0; i < g->nop; i++)
+        for (int j = 0; j < g->op[i].nin; j++) {
+            int q = g->t[g->op[i].in[j]].producer;
+            if (q >= 0 && p->grp[q] != p->grp[i])
+                indeg[p->grp[i]]++;
+        }
+    for (int n = 0; n < p->ng; n++) {
+        int best = -1;
+        for (int x = 0; x < p->ng; x++)
+            if (!done[x] && indeg[x] == 0 && (best < 0 || p->gr[x].first < p->gr[best].first))
+                best = x;
+        if (best < 0)
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "fusion groups form a cycle");
+        done[best] = 1;
+        order[n] = best;
+        /* release the edges leaving best */
+        for (int i = 0; i < g->nop; i++)
+            for (int j = 0; j < g->op[i].nin; j++) {
+                int q = g->t[g->op[i].in[j]].producer;
+                if (q >= 0 && p->grp[q] == best && p->grp[i] != best)
+                    indeg[p->grp[i]]--;
+            }
+    }
+    return 0;
+}
+
+/* Scratch for one group's external tensors. */
+typedef struct vf_scratch {
+    int *mark;      /* per tensor: group id + 1 when listed for the current group */
+    int64_t *bytes; /* per tensor: bytes of the external read/write */
+    int *xin, *xout;
+    int nin, nout;
+} vf_scratch;
+
+static int is_member(const vf_plan *p, int id, int op)
+{
+    return op >= 0 && p->grp[op] == id;
+}
+
+/* An output root of group id is external when something outside reads it, it is pinned
+ * (graph output, saved activation) or nothing reads it at all. */
+static int external_out(const vf_plan *p, int id, int r)
+{
+    if (p->pinned[r] || p->rd_start[r] == p->rd_start[r + 1])
+        return 1;
+    for (int k = p->rd_start[r]; k < p->rd_start[r + 1]; k++)
+        if (!is_member(p, id, p->rd_op[k]))
+            return 1;
+    return 0;
+}
+
+/* Main op of a group: first GEMM, else the row op with the most bytes, else the op with the
+ * most bytes (unique bytes of the op alone). */
+static int main_op(const vf_plan *p, int id)
+{
+    int gemm = -1, row = -1, any = -1;
+    int64_t rowb = -1, anyb = -1;
+    for (int i = p->gr[id].first; i >= 0; i = p->next[i]) {
+        const op_work *w = &p->w[i];
+        if (w->kind == OPK_FREE)
+            continue;
+        if (w->kind == OPK_GEMM && gemm < 0)
+            gemm = i;
+        int64_t b = w->out_bytes;
+        for (int j = 0; j < w->nin; j++)
+            b += w->in_bytes[j];
+        if (w->kind == OPK_ROW && b > rowb) {
+            row = i;
+            rowb = b;
+        }
+        if (b > anyb) {
+            any = i;
+            anyb = b;
+        }
+    }
+    return gemm >= 0 ? gemm : row >= 0 ? row : any >= 0 ? any : p->gr[id].first;
+}
+
+/* List the group's external inputs and outputs (roots, with bytes) into s. */
+static void externals(const vf_plan *p, int id, vf_scratch *s)
+{
+    const wl_graph *g = p->g;
+    s->nin = s->nout = 0;
+    for (int i = p->gr[id].first; i >= 0; i = p->next[i]) {
+        if (is_free(p, i))
+            continue;
+        const wl_op *o = &g->op[i];
+        const op_work *w = &p->w[i];
+        for (int j = 0; j < o->nin; j++) {
+            int r = p->root[o->in[j]];
+            if (w->in_bytes[j] <= 0 || is_member(p, id, g->t[r].producer))
+                continue;
+            if (s->mark[r] != id + 1) {
+                s->mark[r] = id + 1;
+                s->bytes[r] = 0;
+                s->xin[s->nin++] = r;
+            }
+            if (w->in_bytes[j] > s->bytes[r])
+                s->bytes[r] = w->in_bytes[j];
+        }
+    }
+    for (int i = p->gr[id].first; i >= 0; i = p->next[i]) {
+        if (is_free(p, i))
+            continue;
+        const wl_op *o = &g->op[i];
+        for (int j = 0; j < o->nout; j++) {
+            int r = o->out[j];
+            if (!external_out(p, id, r))
+                continue;
+            s->mark[r] = id + 1;
+            s->bytes[r] = o->nout == 1 ? p->w[i].out_bytes : g->t[r].bytes;
+            s->xout[s->nout++] = r;
+        }
+    }
+}
+
+/* Synthetic work of a group (see the file comment). 0 or -1 on overflow. */
+static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw)
+{
+    const wl_graph *g = p->g;
+    int m = main_op(p, id);
+    *gw = p->w[m];
+    if (gw->kind == OPK_FREE)
+        return 0;
+    int64_t ft = 0, fs = 0, sfu = 0, inb = 0, outb = 0;
+    for (int i = p->gr[id].first; i >= 0; i = p->next[i])
+        if (wl_add(ft, p->w[i].flops_tensor, &ft) || wl_add(fs, p->w[i].flops_simt, &fs) ||
+            wl_add(sfu, p->w[i].sfu_ops, &sfu))
+            return -1;
+    for (int k = 0; k < s->nin; k++)
+        if (wl_add(inb, s->bytes[s->xin[k]], &inb))
+            return -1;
+    for (int k = 0; k < s->nout; k++)
+        if (wl_add(outb, s->bytes[s->xout[k]], &outb))
+            return -1;
+    const wl_op *mo = &g->op[m];
+    for (int j = 0; j < mo->nin; j++)
+        if (is_member(p, id, g->t[p->root[mo->in[j]]].producer))
+            gw->in_bytes[j] = 0;
+    if (gw->kind == OPK_GEMM && ft > p->w[m].flops_tensor) {
+        double mnb2 = 2.0 * (double)gw->m * (double)gw->n * (double)gw->batch;
+        if (mnb2 > 0) {
+            double k = (double)ft / mnb2;
+            int64_t ki = (int64_t)k;
+            gw->k = ki + ((double)ki < k);
+        }
+    }
+    gw->flops_tensor = ft;
+    gw->flops_simt = fs;
+    gw->sfu_ops = sfu;
+    gw->in_l2_bytes = inb;
+    gw->out_bytes = outb;
+    return 0;
+}
+
+static const char *group_note(const vf_plan *p, int id, const vf_scratch *s, arena *a)
+{
+    const vf_group *G = &p->gr[id];
+    char end[WHY_CHARS + 8];
+    if (G->closed)
+        snprintf(end, sizeof end, "%s", G->closed);
+    else if (G->why[0])
+        snprintf(end, sizeof end, "%s", G->why);
+    else {
+        int outside = 0;
+        for (int k = 0; k < s->nout && !outside; k++) {
+            int r = s->xout[k];
+            for (int j = p->rd_start[r]; j < p->rd_start[r + 1]; j++)
+                if (!is_member(p, id, p->rd_op[j]))
+                    outside = 1;
+        }
+        snprintf(end, sizeof end, "%s", outside ? "consumers fused elsewhere" : "end of graph");
+    }
+    char note[NOTE_CHARS];
+    if (G->nreal >= 2)
+        snprintf(note, sizeof note, "%s%s%s; ends: %s", G->kind == GK_GEMM ? "epilogue" : "stitch",
+                 G->rules[0] ? "; " : "", G->rules, end);
+    else
+        snprintf(note, sizeof note, "%s", end);
+    return arena_strdup(a, note);
+}
 
 int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
                   int fuse_backward, const unsigned char *exclude, arena *a, kt_result *r,
                   kt_err *e)
 {
-    (void)exclude;
-    return vf_run(hw, g, works, c, fuse_backward, a, r, e);
+    memset(r, 0, sizeof *r);
+    r->exec = "vf";
+    r->clock_MHz = c->clock_MHz;
+    vf_plan p;
+    memset(&p, 0, sizeof p);
+    p.hw = hw;
+    p.g = g;
+    p.w = works;
+    p.fuse_backward = fuse_backward;
+    p.exclude = exclude;
+    int n = g->nop > 0 ? g->nop : 1;
+    p.words = (n + 63) / 64;
+    p.grp = arena_calloc(a, (size_t)n, sizeof(int));
+    p.ctx = arena_calloc(a, (size_t)n, sizeof(int));
+    p.next = arena_calloc(a, (size_t)n, sizeof(int));
+    p.gr = arena_calloc(a, (size_t)n, sizeof *p.gr);
+    p.dep = arena_calloc(a, (size_t)n * (size_t)p.words, sizeof *p.dep);
+    r->items = arena_calloc(a, (size_t)n, sizeof *r->items);
+    int *order = arena_calloc(a, (size_t)n, sizeof(int));
+    int nt = g->ntensor > 0 ? g->ntensor : 1;
+    vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
+                    arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int)), 0, 0};
+    double *last = arena_calloc(a, (size_t)nt, sizeof(double));
+    if (!p.grp || !p.ctx || !p.next || !p.gr || !p.dep || !r->items || !order || !s.mark ||
+        !s.bytes || !s.xin || !s.xout || !last)
+        return oom(g, e);
+    if (index_tensors(&p, a, e))
+        return -1;
+    for (int i = 0; i < g->nop; i++)
+        place(&p, i);
+    if (group_order(&p, order, a, e))
+        return -1;
+
+    l2_state l2;
+    l2_init(&l2, hw_l2_bytes(hw), last, g->ntensor);
+    for (int k = 0; k < p.ng; k++) {
+        int id = order[k];
+        const vf_group *G = &p.gr[id];
+        if (G->kind == GK_EXCL) {
+            const wl_op *o = &g->op[G->first];
+            for (int j = 0; j < o->nout; j++)
+                l2_write(&l2, o->out[j], g->t[o->out[j]].bytes);
+            continue;
+        }
+        kt_item *it = &r->items[r->nitems++];
+        int *idx = arena_calloc(a, (size_t)G->nmem, sizeof(int));
+        if (!idx)
+            return oom(g, e);
+        int m = 0;
+        for (int i = G->first; i >= 0; i = p.next[i])
+            idx[m++] = i;
+        it->ops = idx;
+        it->nops = G->nmem;
+        it->pipeline = -1;
+        if (G->nmem > 1) {
+            char nm[256];
+            snprintf(nm, sizeof nm, "%s..%s", g->op[G->first].name, g->op[G->last].name);
+            it->name = arena_strdup(a, nm);
+        } else {
+            it->name = g->op[G->first].name;
+        }
+        int mo = main_op(&p, id);
+        it->type = G->nreal >= 2 ? "group" : op_name(g->op[mo].type);
+        if (G->nreal >= 2)
+            r->ops_covered += G->nmem;
+        externals(&p, id, &s);
+        op_work gw;
+        if (group_work(&p, id, &s, &gw)) {
+            char path[64];
+            snprintf(path, sizeof path, "ops[%d]", G->first);
+            return err_set(e, KT_EINPUT, g->file, path, "fused work overflows 64 bits");
+        }
+        it->note = group_note(&p, id, &s, a);
+        if (!it->name || !it->note)
+            return oom(g, e);
+        if (gw.kind == OPK_FREE) {
+            cost_eval(hw, &gw, hw->sm_count, c, 0, 0, &it->c);
+            continue;
+        }
+        int64_t rd = 0, wr = 0;
+        for (int j = 0; j < s.nin; j++)
+            rd += l2_read(&l2, s.xin[j], s.bytes[s.xin[j]]);
+        for (int j = 0; j < s.nout; j++)
+            wr += s.bytes[s.xout[j]];
+        cost_eval(hw, &gw, hw->sm_count, c, rd, wr, &it->c);
+        l2_advance(&l2, (double)it->c.dram_read_bytes - (double)rd);
+        for (int j = 0; j < s.nout; j++)
+            l2_write(&l2, s.xout[j], s.bytes[s.xout[j]]);
+    }
+    r->ops_total = g->nop;
+    result_sum(r);
+    return 0;
 }
 
 int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            int fuse_backward, arena *a, kt_result *r, kt_err *e)
 {
-    (void)hw; (void)works; (void)c; (void)fuse_backward; (void)a; (void)r;
-    return err_set(e, KT_EINPUT, g->file, NULL, "vertical fusion is not implemented yet");
+    return vf_run_masked(hw, g, works, c, fuse_backward, NULL, a, r, e);
 }

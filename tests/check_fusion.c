@@ -1,0 +1,454 @@
+/* check_fusion: vertical-fusion planner and group costs - hand-computed groups and bytes. */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/io/jsonx.h"
+#include "../src/model/bsp.h"
+#include "../src/model/fusion.h"
+#include "../src/model/hw.h"
+#include "../src/model/wl.h"
+#include "ktest.h"
+
+static hw_gpu A100;
+
+static void load_hw(void)
+{
+    char path[1024];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
+    ck_assert_msg(hw_load(path, &A100, &e) == 0, "%s: %s", e.path, e.msg);
+}
+
+/* Parse a workload from JSON text. */
+static void load_wl(const char *text, arena *a, wl_graph *g)
+{
+    kt_err e;
+    err_clear(&e);
+    cJSON *root = jsonx_parse(text, "t.json", &e);
+    ck_assert_msg(root != NULL, "test JSON does not parse: %s", e.msg);
+    int rc = wl_from_json(root, "t.json", NULL, 0, 0, a, g, &e);
+    cJSON_Delete(root);
+    ck_assert_msg(rc == 0, "%s: %s", e.path, e.msg);
+}
+
+/* Run bsp (when b != NULL) and vf on g. */
+static void run(const wl_graph *g, int fuse_backward, const unsigned char *exclude, arena *a,
+                kt_result *b, kt_result *v)
+{
+    kt_err e;
+    err_clear(&e);
+    op_work *w = bsp_works(g, a, &e);
+    ck_assert_msg(w != NULL, "%s", e.msg);
+    cost_ctx c = {A100.clock_MHz, 1};
+    if (b)
+        ck_assert_msg(bsp_run(&A100, g, w, &c, a, b, &e) == 0, "%s", e.msg);
+    ck_assert_msg(vf_run_masked(&A100, g, w, &c, fuse_backward, exclude, a, v, &e) == 0, "%s",
+                  e.msg);
+}
+
+static int64_t dram(const kt_result *r)
+{
+    return r->dram_read_bytes + r->dram_write_bytes;
+}
+
+/* x[16384,256] @ W[256,2048] -> + b[2048] -> relu: the two 64 MiB intermediates (larger than
+ * the 40 MiB L2, so bsp reads them back from DRAM) vanish. */
+static const char *EPI =
+    "{\"name\": \"epi\", \"tensors\": {"
+    " \"x\": {\"shape\": [16384, 256], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"w\": {\"shape\": [256, 2048], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"b\": {\"shape\": [2048], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"h1\": {\"shape\": [16384, 2048], \"dtype\": \"bf16\"},"
+    " \"h2\": {\"shape\": [16384, 2048], \"dtype\": \"bf16\"},"
+    " \"y\": {\"shape\": [16384, 2048], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+    " \"ops\": ["
+    "  {\"name\": \"mm\", \"type\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"h1\"]},"
+    "  {\"name\": \"bias\", \"type\": \"add\", \"inputs\": [\"h1\", \"b\"], \"outputs\": [\"h2\"]},"
+    "  {\"name\": \"act\", \"type\": \"relu\", \"inputs\": [\"h2\"], \"outputs\": [\"y\"]}]}";
+
+START_TEST(test_epilogue)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result b, v;
+    load_wl(EPI, &a, &g);
+    run(&g, 0, NULL, &a, &b, &v);
+    const int64_t x = 16384LL * 256 * 2, w = 256LL * 2048 * 2, bias = 2048LL * 2;
+    const int64_t h = 16384LL * 2048 * 2; /* 64 MiB each: h1, h2, y */
+    ck_assert_str_eq(v.exec, "vf");
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.kernels, 1);
+    ck_assert_int_eq(b.kernels, 3);
+    ck_assert_int_eq(v.items[0].nops, 3);
+    ck_assert_str_eq(v.items[0].type, "group");
+    ck_assert_str_eq(v.items[0].name, "mm..act");
+    ck_assert_int_eq(v.ops_total, 3);
+    ck_assert_int_eq(v.ops_covered, 3);
+    /* one kernel reads x, W, b once and writes y */
+    ck_assert_int_eq(v.dram_read_bytes, x + w + bias);
+    ck_assert_int_eq(v.dram_write_bytes, h);
+    /* bsp also writes and reads back h1 and h2 */
+    ck_assert_int_eq(dram(&b) - dram(&v), 2 * h + 2 * h);
+    ck_assert_int_eq(v.flops, b.flops);
+    /* temporal multiplexing: tensor and SIMT time add up */
+    const cost_result *c = &v.items[0].c;
+    ck_assert(c->tensor_s > 0 && c->simt_s > 0);
+    ck_assert_double_eq_tol(c->compute_s, c->tensor_s + c->simt_s, 1e-15);
+    ck_assert_int_eq(c->flops_simt, 2 * 16384LL * 2048); /* add + relu, 1 FLOP per element each */
+    arena_free(&a);
+}
+END_TEST
+
+/* x[8192,256] -> linear(256->H) -> relu -> linear(H->256). */
+static void mlp_text(char *buf, size_t n, int hidden)
+{
+    snprintf(buf, n,
+             "{\"name\": \"mlp\", \"params\": {\"H\": %d}, \"tensors\": {"
+             " \"x\": {\"shape\": [8192, 256], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+             " \"w1\": {\"shape\": [256, \"H\"], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"w2\": {\"shape\": [\"H\", 256], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"h\": {\"shape\": [8192, \"H\"], \"dtype\": \"bf16\"},"
+             " \"r\": {\"shape\": [8192, \"H\"], \"dtype\": \"bf16\"},"
+             " \"y\": {\"shape\": [8192, 256], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+             " \"ops\": ["
+             "  {\"name\": \"fc1\", \"type\": \"linear\", \"inputs\": [\"x\", \"w1\"], \"outputs\": [\"h\"]},"
+             "  {\"name\": \"act\", \"type\": \"relu\", \"inputs\": [\"h\"], \"outputs\": [\"r\"]},"
+             "  {\"name\": \"fc2\", \"type\": \"linear\", \"inputs\": [\"r\", \"w2\"], \"outputs\": [\"y\"]}]}",
+             hidden);
+}
+
+START_TEST(test_gemm_chain)
+{
+    char text[2048];
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    /* hidden 256: 128 x 256 x 2 B = 64 KiB <= 164 KiB of A100 shared memory */
+    mlp_text(text, sizeof text, 256);
+    load_wl(text, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.items[0].nops, 3);
+    ck_assert_msg(strstr(v.items[0].note, "gemm-chain: intermediate 128x256 bf16 = 64 KiB <= smem 164 KiB"),
+                  "%s", v.items[0].note);
+    /* x, w1, w2 read once, y written once; h and r never leave the chip */
+    ck_assert_int_eq(v.dram_read_bytes, 8192LL * 256 * 2 + 2 * 256LL * 256 * 2);
+    ck_assert_int_eq(v.dram_write_bytes, 8192LL * 256 * 2);
+    /* both GEMMs' FLOPs in the one kernel: 2 x (2 M N K) */
+    ck_assert_int_eq(v.items[0].c.flops_tensor, 2 * 2LL * 8192 * 256 * 256);
+    arena_free(&a);
+
+    /* hidden 4096: 128 x 4096 x 2 B = 1 MiB > 164 KiB */
+    arena b = {0};
+    mlp_text(text, sizeof text, 4096);
+    load_wl(text, &b, &g);
+    run(&g, 0, NULL, &b, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    ck_assert_str_eq(v.items[0].name, "fc1..act");
+    ck_assert_msg(strstr(v.items[0].note, "gemm-chain: intermediate 128x4096 bf16 = 1 MiB > smem 164 KiB"),
+                  "%s", v.items[0].note);
+    ck_assert_int_eq(v.items[1].nops, 1);
+    ck_assert_str_eq(v.items[1].type, "linear");
+    ck_assert_int_eq(v.ops_covered, 2);
+    arena_free(&b);
+}
+END_TEST
+
+/* linear(64 -> N) -> layernorm over rows of N. */
+static void ln_text(char *buf, size_t n, int cols)
+{
+    snprintf(buf, n,
+             "{\"name\": \"ln\", \"params\": {\"N\": %d}, \"tensors\": {"
+             " \"x\": {\"shape\": [32768, 64], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+             " \"w\": {\"shape\": [64, \"N\"], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"b\": {\"shape\": [\"N\"], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"g\": {\"shape\": [\"N\"], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"be\": {\"shape\": [\"N\"], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+             " \"h\": {\"shape\": [32768, \"N\"], \"dtype\": \"bf16\"},"
+             " \"y\": {\"shape\": [32768, \"N\"], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+             " \"ops\": ["
+             "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"x\", \"w\", \"b\"], \"outputs\": [\"h\"]},"
+             "  {\"name\": \"ln\", \"type\": \"layernorm\", \"inputs\": [\"h\", \"g\", \"be\"], \"outputs\": [\"y\"]}]}",
+             cols);
+}
+
+START_TEST(test_row_epilogue)
+{
+    char text[2048];
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    ln_text(text, sizeof text, 128);
+    load_wl(text, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    /* rows of 128 are the GEMM's own 128 x 128 CTA tile: 32 KiB */
+    ck_assert_msg(strstr(v.items[0].note, "row epilogue: rows 128x128 bf16 = 32 KiB <= smem 164 KiB"),
+                  "%s", v.items[0].note);
+    ck_assert_int_eq(v.dram_read_bytes, 32768LL * 64 * 2 + 64LL * 128 * 2 + 3 * 128LL * 2);
+    ck_assert_int_eq(v.dram_write_bytes, 32768LL * 128 * 2);
+    arena_free(&a);
+
+    arena b = {0};
+    ln_text(text, sizeof text, 4096);
+    load_wl(text, &b, &g);
+    run(&g, 0, NULL, &b, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_msg(strstr(v.items[0].note, "row epilogue: rows 128x4096 bf16 = 1 MiB > smem 164 KiB"),
+                  "%s", v.items[0].note);
+    arena_free(&b);
+}
+END_TEST
+
+/* residual add -> rmsnorm(row D) -> mul: stitched when a row fits shared memory. */
+static void stitch_text(char *buf, size_t n, int rows, int d, const char *dt)
+{
+    snprintf(buf, n,
+             "{\"name\": \"st\", \"params\": {\"R\": %d, \"D\": %d}, \"tensors\": {"
+             " \"x\": {\"shape\": [\"R\", \"D\"], \"dtype\": \"%s\", \"kind\": \"input\"},"
+             " \"r\": {\"shape\": [\"R\", \"D\"], \"dtype\": \"%s\", \"kind\": \"input\"},"
+             " \"g\": {\"shape\": [\"D\"], \"dtype\": \"%s\", \"kind\": \"weight\"},"
+             " \"s\": {\"shape\": [\"R\", \"D\"], \"dtype\": \"%s\"},"
+             " \"n\": {\"shape\": [\"R\", \"D\"], \"dtype\": \"%s\"},"
+             " \"y\": {\"shape\": [\"R\", \"D\"], \"dtype\": \"%s\", \"kind\": \"output\"}},"
+             " \"ops\": ["
+             "  {\"name\": \"res\", \"type\": \"add\", \"inputs\": [\"x\", \"r\"], \"outputs\": [\"s\"]},"
+             "  {\"name\": \"norm\", \"type\": \"rmsnorm\", \"inputs\": [\"s\", \"g\"], \"outputs\": [\"n\"]},"
+             "  {\"name\": \"scale\", \"type\": \"mul\", \"inputs\": [\"n\", \"x\"], \"outputs\": [\"y\"]}]}",
+             rows, d, dt, dt, dt, dt, dt, dt);
+}
+
+START_TEST(test_stitch)
+{
+    char text[2048];
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    stitch_text(text, sizeof text, 64, 4096, "bf16");
+    load_wl(text, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_str_eq(v.items[0].type, "group");
+    ck_assert_msg(strstr(v.items[0].note, "stitch: row 4096 bf16 = 8 KiB <= smem 164 KiB"), "%s",
+                  v.items[0].note);
+    /* x, r, g read once (x twice by two members but once by the kernel); y written */
+    ck_assert_int_eq(v.dram_read_bytes, 2 * 64LL * 4096 * 2 + 4096LL * 2);
+    ck_assert_int_eq(v.dram_write_bytes, 64LL * 4096 * 2);
+    arena_free(&a);
+
+    /* a row of 65536 fp32 = 256 KiB does not fit: add alone, then norm + mul */
+    arena b = {0};
+    stitch_text(text, sizeof text, 4, 65536, "fp32");
+    load_wl(text, &b, &g);
+    run(&g, 0, NULL, &b, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_str_eq(v.items[0].type, "add");
+    ck_assert_str_eq(v.items[0].note, "stitch: row 65536 fp32 = 256 KiB > smem 164 KiB");
+    ck_assert_int_eq(v.items[1].nops, 2);
+    arena_free(&b);
+}
+END_TEST
+
+/* relu -> index_select -> exp: nothing fuses across the gather. */
+static const char *GATHER =
+    "{\"name\": \"ga\", \"tensors\": {"
+    " \"x\": {\"shape\": [4096, 256], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"i\": {\"shape\": [8192], \"dtype\": \"int64\", \"kind\": \"input\"},"
+    " \"a\": {\"shape\": [4096, 256], \"dtype\": \"bf16\"},"
+    " \"s\": {\"shape\": [8192, 256], \"dtype\": \"bf16\"},"
+    " \"y\": {\"shape\": [8192, 256], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+    " \"ops\": ["
+    "  {\"name\": \"act\", \"type\": \"relu\", \"inputs\": [\"x\"], \"outputs\": [\"a\"]},"
+    "  {\"name\": \"sel\", \"type\": \"index_select\", \"inputs\": [\"a\", \"i\"], \"outputs\": [\"s\"]},"
+    "  {\"name\": \"e\", \"type\": \"exp\", \"inputs\": [\"s\"], \"outputs\": [\"y\"]}]}";
+
+START_TEST(test_no_fusion_across_gather)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    load_wl(GATHER, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 3);
+    ck_assert_int_eq(v.ops_covered, 0);
+    ck_assert_str_eq(v.items[0].note, "next op is a gather (index_select)");
+    ck_assert_str_eq(v.items[1].note, "index op: no fusion across gathers/scatters");
+    ck_assert_str_eq(v.items[2].note, "end of graph");
+    arena_free(&a);
+}
+END_TEST
+
+/* a = x W; b = relu(a); c = exp(a); y = b + c, all fusable; with exp excluded, add may not
+ * join the GEMM group (the edge would leave through exp and re-enter). */
+static const char *DIAMOND =
+    "{\"name\": \"dm\", \"tensors\": {"
+    " \"x\": {\"shape\": [1024, 64], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"w\": {\"shape\": [64, 128], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"a\": {\"shape\": [1024, 128], \"dtype\": \"bf16\"},"
+    " \"b\": {\"shape\": [1024, 128], \"dtype\": \"bf16\"},"
+    " \"c\": {\"shape\": [1024, 128], \"dtype\": \"bf16\"},"
+    " \"y\": {\"shape\": [1024, 128], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+    " \"ops\": ["
+    "  {\"name\": \"mm\", \"type\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"a\"]},"
+    "  {\"name\": \"act\", \"type\": \"relu\", \"inputs\": [\"a\"], \"outputs\": [\"b\"]},"
+    "  {\"name\": \"e\", \"type\": \"exp\", \"inputs\": [\"a\"], \"outputs\": [\"c\"]},"
+    "  {\"name\": \"sum\", \"type\": \"add\", \"inputs\": [\"b\", \"c\"], \"outputs\": [\"y\"]}]}";
+
+START_TEST(test_exclude)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    load_wl(DIAMOND, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.items[0].nops, 4);
+    /* only x, w in and y out: a, b, c stay on chip */
+    ck_assert_int_eq(v.dram_read_bytes, 1024LL * 64 * 2 + 64LL * 128 * 2);
+    ck_assert_int_eq(v.dram_write_bytes, 1024LL * 128 * 2);
+
+    unsigned char ex[4] = {0, 0, 1, 0};
+    run(&g, 0, ex, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_int_eq(v.ops_total, 4);
+    ck_assert_int_eq(v.ops_covered, 2);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    ck_assert_int_eq(v.items[0].ops[0], 0);
+    ck_assert_int_eq(v.items[0].ops[1], 1);
+    ck_assert_int_eq(v.items[1].nops, 1);
+    ck_assert_int_eq(v.items[1].ops[0], 3);
+    ck_assert_msg(strstr(v.items[1].note, "end of graph"), "%s", v.items[1].note);
+    /* a is read by the excluded exp, b by the later add: both written */
+    ck_assert_int_eq(v.items[0].c.dram_write_bytes, 2 * 1024LL * 128 * 2);
+    arena_free(&a);
+}
+END_TEST
+
+/* Phases: backward ops fuse only with fuse_backward, and never with forward ops. */
+START_TEST(test_backward)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    load_wl(EPI, &a, &g);
+    for (int i = 0; i < g.nop; i++)
+        g.op[i].phase = PH_BWD;
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 3);
+    ck_assert_int_eq(v.ops_covered, 0);
+    ck_assert_str_eq(v.items[0].note, "backward not fused");
+    run(&g, 1, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    g.op[0].phase = PH_FWD; /* forward GEMM, backward epilogue: no mixing */
+    run(&g, 1, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_str_eq(v.items[0].note, "phase boundary (backward op)");
+    arena_free(&a);
+}
+END_TEST
+
+/* Views are absorbed; a GEMM plus views alone is no multi-op group. */
+static const char *VIEWS =
+    "{\"name\": \"vw\", \"tensors\": {"
+    " \"x\": {\"shape\": [1024, 64], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"w\": {\"shape\": [64, 128], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"a\": {\"shape\": [1024, 128], \"dtype\": \"bf16\"},"
+    " \"v\": {\"shape\": [128, 1024], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+    " \"ops\": ["
+    "  {\"name\": \"mm\", \"type\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"a\"]},"
+    "  {\"name\": \"vw\", \"type\": \"view\", \"inputs\": [\"a\"], \"outputs\": [\"v\"]}]}";
+
+START_TEST(test_views)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    load_wl(VIEWS, &a, &g);
+    run(&g, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    ck_assert_str_eq(v.items[0].type, "matmul");
+    ck_assert_int_eq(v.ops_covered, 0);
+    /* the view's output is a graph output: a is written */
+    ck_assert_int_eq(v.dram_write_bytes, 1024LL * 128 * 2);
+    arena_free(&a);
+}
+END_TEST
+
+/* Every shipped workload (inference): vf never moves more DRAM bytes than bsp, runs no more
+ * kernels, keeps the FLOPs, covers every op exactly once and no group writes more than its
+ * members would unfused. */
+START_TEST(test_workloads)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/workloads", KT_ROOT);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+            continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        arena a = {0};
+        wl_graph g;
+        kt_err e;
+        err_clear(&e);
+        ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s: %s", path, e.msg);
+        kt_result b, v;
+        run(&g, 0, NULL, &a, &b, &v);
+        ck_assert_msg(dram(&v) <= dram(&b), "%s: vf %lld > bsp %lld", de->d_name,
+                      (long long)dram(&v), (long long)dram(&b));
+        ck_assert_int_le(v.kernels, b.kernels);
+        ck_assert_int_eq(v.flops, b.flops);
+        ck_assert_int_eq(v.ops_total, g.nop);
+        op_work *w = bsp_works(&g, &a, &e);
+        ck_assert(w != NULL);
+        int seen[512] = {0};
+        ck_assert_int_le(g.nop, 512);
+        for (int i = 0; i < v.nitems; i++) {
+            int64_t unfused_wr = 0;
+            for (int k = 0; k < v.items[i].nops; k++) {
+                seen[v.items[i].ops[k]]++;
+                unfused_wr += w[v.items[i].ops[k]].out_bytes;
+            }
+            ck_assert_int_le(v.items[i].c.dram_write_bytes, unfused_wr);
+        }
+        for (int i = 0; i < g.nop; i++)
+            ck_assert_int_eq(seen[i], 1);
+        arena_free(&a);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_ge(n, 5);
+}
+END_TEST
+
+static Suite *fusion_suite(void)
+{
+    Suite *s = suite_create("fusion");
+    TCase *t = tcase_create("vf_run");
+    tcase_add_unchecked_fixture(t, load_hw, NULL);
+    tcase_add_test(t, test_epilogue);
+    tcase_add_test(t, test_gemm_chain);
+    tcase_add_test(t, test_row_epilogue);
+    tcase_add_test(t, test_stitch);
+    tcase_add_test(t, test_no_fusion_across_gather);
+    tcase_add_test(t, test_backward);
+    tcase_add_test(t, test_views);
+    tcase_add_test(t, test_workloads);
+    suite_add_tcase(s, t);
+    TCase *m = tcase_create("vf_run_masked");
+    tcase_add_unchecked_fixture(m, load_hw, NULL);
+    tcase_add_test(m, test_exclude);
+    suite_add_tcase(s, m);
+    return s;
+}
+
+KT_TEST_MAIN(fusion_suite)
