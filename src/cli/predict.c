@@ -97,10 +97,16 @@ int cmd_predict(int argc, char **argv)
             fprintf(f, "%s%s on %s, %s, %s:\n", i ? "\n" : "", rr.g->name, hw.name,
                     cli_mode_name(c.opts.training), rr.res[i].exec);
             out_table_result(f, &rr.res[i], rr.g, &hw, c.explain);
-            if (c.opts.power_cap_W > 0)
-                fprintf(f, "under a %.0f W cap: %.2f us, %.4g J, %.1f W average\n",
+            if (c.opts.power_cap_W > 0) {
+                fprintf(f, "under a %.0f W cap: %.2f us, %.4g J, %.1f W average at %.0f MHz "
+                           "(time-weighted SM clock)",
                         c.opts.power_cap_W, rr.capped[i].time_s * 1e6, rr.capped[i].energy_J,
-                        rr.capped[i].avg_power_W);
+                        rr.capped[i].avg_power_W, rr.capped[i].clock_MHz);
+                if (rr.capped[i].over_cap_items > 0)
+                    fprintf(f, "; %d kernels above the cap even at %.0f MHz",
+                            rr.capped[i].over_cap_items, hw.clock_min_MHz);
+                fputc('\n', f);
+            }
         }
     }
     if (cli_out_close(&out, 1, &e))

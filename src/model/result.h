@@ -17,6 +17,8 @@ typedef struct kt_item {
     /* energy (filled by energy.c) */
     double energy_J, avg_power_W;
     double e_tensor_J, e_simt_J, e_dram_J, e_l2_J, e_smem_J, e_rf_J, e_static_J;
+    double clock_MHz;     /* SM clock the item ran at (energy.c; 0 before en_account = the run's) */
+    int over_cap;         /* 1: above the power cap even at clock_min_MHz (en_power_cap) */
 } kt_item;
 
 /** Paper's four utilization classes (Kitsune Fig. 1): both SM and DRAM below 33% of peak,
@@ -37,6 +39,8 @@ typedef struct kt_result {
     /* energy (filled by energy.c) */
     double energy_J, avg_power_W;
     double e_tensor_J, e_simt_J, e_dram_J, e_l2_J, e_smem_J, e_rf_J, e_static_J;
+    double power_cap_W;   /* cap this result was evaluated under (en_power_cap), 0 = none */
+    int over_cap_items;   /* items above the cap even at clock_min_MHz */
     void *extra;          /* model-specific detail (vf groups, kitsune pipelines) */
 } kt_result;
 
