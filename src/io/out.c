@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "../model/pipeline.h"
+
 void out_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -77,6 +79,38 @@ static void json_energy(FILE *f, double total, double avg, double t, double s, d
     fputs("}", f);
 }
 
+void out_json_pipelines(FILE *f, const void *plan, const wl_graph *g)
+{
+    const ks_plan *pl = plan;
+    fprintf(f, ", \"select\": \"%s\", \"select_used\": \"%s\", \"search_time_s\": ", pl->select,
+            pl->chosen);
+    out_json_num(f, pl->search_time_s);
+    fputs(", \"patterns_time_s\": ", f);
+    out_json_num(f, pl->patterns_time_s);
+    fputs(", \"pipelines\": [", f);
+    for (int i = 0; i < pl->npipelines; i++) {
+        const ks_pipeline *p = &pl->p[i];
+        fputs(i ? ", " : "", f);
+        fputs("{\"first_op\": ", f);
+        out_json_str(f, g->op[p->first_op].name);
+        fputs(", \"last_op\": ", f);
+        out_json_str(f, g->op[p->last_op].name);
+        fprintf(f, ", \"stages\": %d, \"queues\": %d, \"tiles\": %lld, \"time_s\": ", p->nstages,
+                p->nqueues, (long long)p->tiles);
+        out_json_num(f, p->time_s);
+        fputs(", \"throughput_tiles_per_s\": ", f);
+        out_json_num(f, p->throughput_tiles_per_s);
+        fputs(", \"bottleneck\": ", f);
+        out_json_str(f, p->bottleneck);
+        fputs(", \"ilp_status\": ", f);
+        out_json_str(f, p->ilp_status_name);
+        fputs(", \"ilp_gap_frac\": ", f);
+        out_json_num(f, p->ilp_gap);
+        fputs("}", f);
+    }
+    fputs("]", f);
+}
+
 void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_items)
 {
     fputs("{\"exec\": ", f);
@@ -97,6 +131,8 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
         out_json_num(f, r->class_time_s[i]);
     }
     fputs("}", f);
+    if (r->extra && r->exec && !strcmp(r->exec, "kitsune"))
+        out_json_pipelines(f, r->extra, g);
     if (with_items) {
         fputs(",\n  \"ops\": [", f);
         for (int i = 0; i < r->nitems; i++) {

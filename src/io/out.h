@@ -14,6 +14,9 @@ void out_json_num(FILE *f, double v);
 /** {"tool":..., "version":..., "workload":..., "hw":..., "mode":..., "params":{...}, — leaves the
  *  object open for "results". */
 void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_graph *g, int training);
+/** Kitsune's pipeline summary inside a result object (", \"pipelines\": [...]" etc.); plan is the
+ *  ks_plan in kt_result.extra. out_json_result writes it for "kitsune" results. */
+void out_json_pipelines(FILE *f, const void *plan, const wl_graph *g);
 /** One result object: totals, energy, class times and per-item list. */
 void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_items);
 /** Aligned per-item table of one result, totals last; explain adds the roofline terms. */

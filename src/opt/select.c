@@ -1,0 +1,219 @@
+/* select: subgraph selection for Kitsune pipelines - the paper's patterns and a DP search. */
+#include "select.h"
+
+#include <math.h>
+
+int sel_real_producer(const wl_graph *g, const op_work *w, int t)
+{
+    int p = g->t[t].producer;
+    while (p >= 0 && w[p].kind == OPK_FREE && g->op[p].nin > 0)
+        p = g->t[g->op[p].in[0]].producer;
+    return p;
+}
+
+static int find(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+int sel_valid(const wl_graph *g, const op_work *w, int first, int last)
+{
+    if (first < 0 || last >= g->nop || last <= first)
+        return 0;
+    if (w[first].kind == OPK_FREE || w[last].kind == OPK_FREE)
+        return 0;
+    int len = last - first + 1, kernels = 0;
+    if (len > 4 * SEL_MAX_SEGMENT_OPS)
+        return 0;
+    int parent[4 * SEL_MAX_SEGMENT_OPS];
+    for (int k = 0; k < len; k++)
+        parent[k] = k;
+    for (int i = first; i <= last; i++) {
+        if (op_is_index(g->op[i].type))
+            return 0;
+        if (w[i].kind == OPK_FREE)
+            continue;
+        kernels++;
+        for (int j = 0; j < g->op[i].nin; j++) {
+            int p = sel_real_producer(g, w, g->op[i].in[j]);
+            if (p >= first && p <= last)
+                parent[find(parent, i - first)] = find(parent, p - first);
+        }
+    }
+    if (kernels < 2)
+        return 0;
+    int root = -1;
+    for (int i = first; i <= last; i++) {
+        if (w[i].kind == OPK_FREE)
+            continue;
+        int r = find(parent, i - first);
+        if (root < 0)
+            root = r;
+        else if (r != root)
+            return 0;
+    }
+    return 1;
+}
+
+static int is_tensor_op(const wl_graph *g, int i)
+{
+    int t = g->op[i].type;
+    return op_is_gemm(t) || t == OP_ATTENTION || t == OP_ATTN_BWD;
+}
+
+/* A segment holds one of the paper's patterns (section 5). */
+static int has_pattern(const wl_graph *g, const op_work *w, const int *split_k, int first, int last)
+{
+    int tensor_ops = 0;
+    for (int i = first; i <= last; i++) {
+        if (w[i].kind == OPK_FREE)
+            continue;
+        const wl_op *o = &g->op[i];
+        if (is_tensor_op(g, i))
+            tensor_ops++;
+        if (o->type == OP_ATTENTION || o->type == OP_ATTN_BWD)
+            return 1;
+        if (op_is_gemm(o->type)) {
+            if (split_k && split_k[i] > 1)
+                return 1;
+            int gt = g->t[o->out[0]].grad_of;
+            if (o->phase == PH_BWD && gt >= 0 && g->t[gt].kind == TK_WEIGHT)
+                return 1;
+        }
+        /* multicast: an output of i read by two or more kernel ops of the segment */
+        for (int k = 0; k < o->nout; k++) {
+            int readers = 0;
+            for (int j = i + 1; j <= last; j++) {
+                if (w[j].kind == OPK_FREE)
+                    continue;
+                for (int m = 0; m < g->op[j].nin; m++)
+                    if (sel_real_producer(g, w, g->op[j].in[m]) == i) {
+                        readers++;
+                        break;
+                    }
+            }
+            if (readers >= 2)
+                return 1;
+        }
+    }
+    return tensor_ops >= 2;
+}
+
+static int consumes_from(const wl_graph *g, const op_work *w, int i, int first, int last)
+{
+    for (int j = 0; j < g->op[i].nin; j++) {
+        int p = sel_real_producer(g, w, g->op[i].in[j]);
+        if (p >= first && p <= last)
+            return 1;
+    }
+    return 0;
+}
+
+static int close_seg(const wl_graph *g, const op_work *w, const int *split_k, int first, int last,
+                     sel_seg *out, int n, int max)
+{
+    while (last > first && w[last].kind == OPK_FREE)
+        last--;
+    while (first < last && w[first].kind == OPK_FREE)
+        first++;
+    if (first < 0 || n >= max || !sel_valid(g, w, first, last) ||
+        !has_pattern(g, w, split_k, first, last))
+        return n;
+    out[n].first = first;
+    out[n].last = last;
+    return n + 1;
+}
+
+int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
+                 const int *bsp_split_k, sel_seg *out, int max)
+{
+    int n = 0, first = -1, last = -1;
+    for (int i = 0; i < g->nop; i++) {
+        const wl_op *o = &g->op[i];
+        if (w[i].kind == OPK_FREE) {
+            if (first >= 0 && consumes_from(g, w, i, first, last) &&
+                i - first < 4 * SEL_MAX_SEGMENT_OPS)
+                last = i;
+            else if (first >= 0) {
+                n = close_seg(g, w, bsp_split_k, first, last, out, n, max);
+                first = -1;
+            }
+            continue;
+        }
+        int excluded = op_is_index(o->type) ||
+                       (op_is_gemm(o->type) && bsp_sm_util && bsp_sm_util[i] >= SEL_BSP_FRIENDLY_SM_UTIL);
+        if (excluded) {
+            if (first >= 0)
+                n = close_seg(g, w, bsp_split_k, first, last, out, n, max);
+            first = -1;
+            continue;
+        }
+        if (first >= 0 && consumes_from(g, w, i, first, last) && i - first < 4 * SEL_MAX_SEGMENT_OPS) {
+            last = i;
+            continue;
+        }
+        if (first >= 0)
+            n = close_seg(g, w, bsp_split_k, first, last, out, n, max);
+        first = last = i;
+    }
+    if (first >= 0)
+        n = close_seg(g, w, bsp_split_k, first, last, out, n, max);
+    return n;
+}
+
+int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int max_len,
+               sel_cost_fn cost, void *ctx, arena *a, sel_seg *out, int max, double *best_s)
+{
+    int n = g->nop;
+    double *best = arena_calloc(a, (size_t)n + 1, sizeof *best);
+    int *from = arena_calloc(a, (size_t)n + 1, sizeof *from);
+    if (!best || !from)
+        return -1;
+    if (max_len > 4 * SEL_MAX_SEGMENT_OPS)
+        max_len = 4 * SEL_MAX_SEGMENT_OPS;
+    best[0] = 0;
+    for (int i = 1; i <= n; i++) {
+        best[i] = best[i - 1] + rest_s[i - 1];
+        from[i] = -1;
+        int end = i - 1;
+        if (w[end].kind == OPK_FREE || op_is_index(g->op[end].type))
+            continue;
+        for (int j = end - 1; j >= 0 && end - j + 1 <= max_len; j--) {
+            if (op_is_index(g->op[j].type))
+                break;
+            if (!sel_valid(g, w, j, end))
+                continue;
+            double c = cost(ctx, j, end);
+            if (c >= 0 && best[j] + c < best[i]) {
+                best[i] = best[j] + c;
+                from[i] = j;
+            }
+        }
+    }
+    *best_s = best[n];
+    int k = 0;
+    for (int i = n; i > 0;) {
+        if (from[i] < 0) {
+            i--;
+            continue;
+        }
+        k++;
+        i = from[i];
+    }
+    if (k > max)
+        k = max;
+    int m = k;
+    for (int i = n; i > 0 && m > 0;) {
+        if (from[i] < 0) {
+            i--;
+            continue;
+        }
+        m--;
+        out[m].first = from[i];
+        out[m].last = i - 1;
+        i = from[i];
+    }
+    return k;
+}
