@@ -20,5 +20,26 @@ for f in tests/data/bad/*.json; do
     fi
     pass=$((pass + 1))
 done
+# -o with bad input: exit 2, the existing target untouched, no temporary file left behind.
+tmpd=$(mktemp -d)
+echo old >"$tmpd/out.json"
+"$bin" predict --hw a100 --workload tests/data/bad/unknown-tensor.json -o "$tmpd/out.json" 2>/dev/null
+st=$?
+if [ "$st" = 2 ] && [ "$(cat "$tmpd/out.json")" = old ] && [ "$(ls "$tmpd")" = out.json ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL -o with bad input: exit $st, left: $(ls "$tmpd")"; fail=$((fail + 1))
+fi
+# Determinism: two runs (stdout, then -o FILE) give byte-identical output in every format.
+for fmt in table json csv; do
+    "$bin" predict --hw a100 --workload nerf --format "$fmt" >"$tmpd/a.$fmt" 2>&1
+    "$bin" predict --hw a100 --workload nerf --format "$fmt" -o "$tmpd/b.$fmt" 2>&1
+    if cmp -s "$tmpd/a.$fmt" "$tmpd/b.$fmt" && [ -s "$tmpd/a.$fmt" ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL determinism ($fmt): two runs differ"; fail=$((fail + 1))
+    fi
+done
+rm -rf "$tmpd"
 echo "bad inputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -136,19 +136,27 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
         t->tile_flops_tensor = 2.0 * (double)t->tm * (double)t->tn * (double)kt;
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+        t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles; /* fused epilogues (vf) */
         /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 */
         double l2 = (double)t->tiles * (double)(t->tm + t->tn) * (double)kt * esz + (double)w->out_bytes;
         if (t->split_k > 1) /* fp32 partials written and read back for the reduction */
             l2 += 2.0 * (double)t->split_k * (double)w->m * (double)w->n * (double)w->batch * 4.0;
         t->l2_bytes = (int64_t)fmin(l2, 9.0e18);
         /* operand re-reads from DRAM: none while the smaller operand stays in L2 as the larger
-         * one streams (row-panel rasterization); otherwise the L2->SM excess misses in proportion
-         * to how far the working set exceeds L2 */
+         * one streams (row-panel rasterization); otherwise the resident CTAs of one wave
+         * (sms x ctas_per_sm tiles, rasterized as a ~square block of wm x wn output tiles) walk K
+         * in near lockstep and share their A row panels and B column panels through L2, so each
+         * panel comes from DRAM once per wave block: A is read ceil(nt / wn) times, B
+         * ceil(mt / wm) times (the unique a + b is the caller's); capped by the L2->SM excess */
         double a = (double)w->in_bytes[0], b = (double)w->in_bytes[1];
         double small = a < b ? a : b, ws = a + b;
         if (small > l2cap / 2 && ws > 0) {
             double excess = fmax(0.0, l2 - ws - (double)w->out_bytes);
-            t->extra_dram_read_bytes = (int64_t)(excess * fmax(0.0, 1.0 - l2cap / ws));
+            double slots = (double)sms * t->ctas_per_sm;
+            double wn = fmin((double)nt, fmax(1.0, floor(sqrt(slots))));
+            double wm = fmin((double)mt, fmax(1.0, floor(slots / wn)));
+            double rereads = a * ceil((double)nt / wn) + b * ceil((double)mt / wm) - ws;
+            t->extra_dram_read_bytes = (int64_t)fmin(excess, fmax(0.0, rereads));
         }
         break;
     }

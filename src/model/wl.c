@@ -550,8 +550,9 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
         for (int j = 0; j < o->nin; j++) {
             const wl_tensor *t = &g->t[o->in[j]];
             if (t->kind != TK_INPUT && t->kind != TK_WEIGHT && !made[o->in[j]]) {
-                jsonx_path(q, sizeof q, p, "inputs", 0);
-                jsonx_path(q, sizeof q, q, NULL, j);
+                char r[192]; /* a separate buffer: jsonx_path(q, .., q, ..) overlaps */
+                jsonx_path(r, sizeof r, p, "inputs", 0);
+                jsonx_path(q, sizeof q, r, NULL, j);
                 err_set(e, KT_EINPUT, file, q,
                         "tensor \"%s\" is neither an input/weight nor produced by an earlier op",
                         t->name);
@@ -560,8 +561,9 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
         }
         for (int j = 0; j < o->nout; j++) {
             const wl_tensor *t = &g->t[o->out[j]];
-            jsonx_path(q, sizeof q, p, "outputs", 0);
-            jsonx_path(q, sizeof q, q, NULL, j);
+            char r[192];
+            jsonx_path(r, sizeof r, p, "outputs", 0);
+            jsonx_path(q, sizeof q, r, NULL, j);
             if (t->kind == TK_INPUT || t->kind == TK_WEIGHT) {
                 err_set(e, KT_EINPUT, file, q, "cannot write %s \"%s\"",
                         t->kind == TK_INPUT ? "input" : "weight", t->name);

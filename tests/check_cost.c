@@ -1,0 +1,321 @@
+/* check_cost: the per-op roofline's corner cases on a synthetic GPU with round numbers (and on
+ * the shipped a100/v100 where a real file matters). Expected values are derived by hand. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/model/cost.h"
+#include "ktest.h"
+
+/* Synthetic GPU: 10 SMs at 1000 MHz; bf16 tensor 1000 FLOP/clk/SM = 1e12 FLOP/s per SM; SIMT
+ * 100 FLOP/clk/SM = 1e11 FLOP/s per SM; 1000 GB/s DRAM; all efficiencies 1; zero latencies
+ * (which switch the Little's-law cap off) and zero launch gaps unless a test sets them. */
+static hw_gpu synth(void)
+{
+    hw_gpu g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "synth");
+    g.sm_count = 10;
+    g.clock_MHz = 1000;
+    g.clock_min_MHz = 100;
+    g.tensor_flop_per_clk_per_sm[DT_BF16] = 1000;
+    g.tensor_flop_per_clk_per_sm[DT_FP16] = 1000;
+    g.simt_fp32_flop_per_clk_per_sm = 100;
+    g.smem_per_sm_KiB = 164;
+    g.max_ctas_per_sm = 32;
+    g.max_threads_per_sm = 2048;
+    g.dram_bandwidth_GBps = 1000;
+    g.l2_capacity_MiB = 1;
+    g.l2_bandwidth_GBps = 4000;
+    g.tensor_frac = g.simt_frac = g.dram_frac = g.l2_frac = 1;
+    return g;
+}
+
+static const cost_ctx CTX = {1000, 1};
+
+/* An elementwise op over n fp32 elements, one SIMT FLOP each. */
+static op_work stream(int64_t n)
+{
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_STREAM;
+    w.cdt = DT_FP32;
+    w.elems = n;
+    w.flops_simt = n;
+    w.nin = 1;
+    w.in_bytes[0] = 4 * n;
+    w.in_l2_bytes = 4 * n;
+    w.out_bytes = 4 * n;
+    return w;
+}
+
+/* A GEMM C[m,n] = A[m,k] B[k,n] in dtype d. */
+static op_work gemm(int64_t m, int64_t n, int64_t k, dtype d)
+{
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_GEMM;
+    w.cdt = d;
+    w.m = m;
+    w.n = n;
+    w.k = k;
+    w.batch = 1;
+    w.flops_tensor = 2 * m * n * k;
+    w.nin = 2;
+    w.in_bytes[0] = m * k * 2;
+    w.in_bytes[1] = k * n * 2;
+    w.in_l2_bytes = w.in_bytes[0] + w.in_bytes[1];
+    w.out_bytes = m * n * 2;
+    return w;
+}
+
+static hw_gpu load_hw(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hw/%s.json", KT_ROOT, name);
+    hw_gpu g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(hw_load(path, &g, &e) == 0, "%s: %s", path, e.msg);
+    return g;
+}
+
+START_TEST(test_tiles_and_waves)
+{
+    hw_gpu g = synth();
+    /* 128 threads x 4 elements = 512 elements per CTA; 2048/128 = 16 CTAs per SM; 160 slots */
+    cost_tiling t;
+    op_work w = stream(160 * 512);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tiles, 160);
+    ck_assert_int_eq(t.ctas_per_sm, 16);
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.waves, 1);
+    ck_assert_double_eq(r.wave_eff, 1.0);
+    /* 81920 FLOPs over 10 SMs x 1e11 FLOP/s */
+    ck_assert_double_eq_tol(r.compute_s, 81920 / 1e12, 1e-18);
+}
+END_TEST
+
+START_TEST(test_wave_quantization)
+{
+    hw_gpu g = synth();
+    cost_result full, plus1;
+    op_work w = stream(160 * 512), w1 = stream(161 * 512);
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &full);
+    cost_eval(&g, &w1, 10, &CTX, 0, 0, &plus1);
+    /* tiles = slots + 1: a second wave holding one CTA doubles the compute time */
+    ck_assert_int_eq(plus1.tiles, 161);
+    ck_assert_int_eq(plus1.waves, 2);
+    ck_assert_double_eq_tol(plus1.wave_eff, 161.0 / 320.0, 1e-12);
+    ck_assert_double_eq_tol(plus1.compute_s, 2 * full.compute_s, 1e-18);
+}
+END_TEST
+
+START_TEST(test_gemm_tiles)
+{
+    hw_gpu g = synth();
+    op_work w = gemm(4096, 4096, 4096, DT_BF16);
+    cost_tiling t;
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tm, 128);
+    ck_assert_int_eq(t.tn, 128);
+    ck_assert_int_eq(t.split_k, 1);
+    ck_assert_int_eq(t.tiles, 32 * 32);
+    /* 4 stages x (128 + 128) x 32 x 2 B = 64 KiB of shared memory: 164/64 -> 2 CTAs per SM */
+    ck_assert_double_eq(t.smem_per_cta_bytes, 65536);
+    ck_assert_int_eq(t.ctas_per_sm, 2);
+    /* every tile reads a 128 x K panel of A and of B: 1024 x 256 x 4096 x 2 B, plus C once */
+    ck_assert_int_eq(t.l2_bytes, 1024LL * 256 * 4096 * 2 + 4096LL * 4096 * 2);
+    /* A and B (32 MiB each) exceed the 1 MiB L2: a wave of 20 resident tiles is a 5 x 4 block
+     * (wn = floor(sqrt(20)) = 4, wm = 20 / 4 = 5), so A's panels come from DRAM ceil(32/4) = 8
+     * times and B's ceil(32/5) = 7 times; beyond the unique 2 x 32 MiB: 13 x 32 MiB re-read */
+    ck_assert_int_eq(t.extra_dram_read_bytes, 13LL * 32 * 1024 * 1024);
+    /* with a 100 MiB L2 the smaller operand stays resident: no re-reads */
+    hw_gpu big = g;
+    big.l2_capacity_MiB = 100;
+    cost_tile(&big, &w, 10, &t);
+    ck_assert_int_eq(t.extra_dram_read_bytes, 0);
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    /* 1024 tiles on 20 slots: 52 waves of 2 CTAs x 2*128*128*4096 FLOPs at 1e12 FLOP/s */
+    ck_assert_int_eq(r.waves, 52);
+    ck_assert_double_eq_tol(r.tensor_s, 52.0 * 2 * 2 * 128 * 128 * 4096 / 1e12, 1e-12);
+    ck_assert_int_eq(r.bound, BOUND_COMPUTE);
+    /* small M and N get smaller power-of-two tiles: 40 -> 64, 10 -> 16 */
+    op_work s = gemm(40, 10, 64, DT_BF16);
+    cost_tile(&g, &s, 10, &t);
+    ck_assert_int_eq(t.tm, 64);
+    ck_assert_int_eq(t.tn, 16);
+}
+END_TEST
+
+START_TEST(test_split_k)
+{
+    hw_gpu g = synth();
+    cost_tiling t;
+    /* one 128x128 output tile, K = 8192: split K across the SMs, at most K/256 ways */
+    op_work w = gemm(128, 128, 8192, DT_BF16);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.split_k, 10);
+    ck_assert_int_eq(t.tiles, 10);
+    ck_assert_double_eq(t.tile_flops_tensor, 2.0 * 128 * 128 * 820); /* ceil(8192/10) */
+    cost_tile(&g, &w, 108, &t);
+    ck_assert_int_eq(t.split_k, 32); /* 8192 / 256 */
+    /* a short K is not split */
+    op_work s = gemm(128, 128, 300, DT_BF16);
+    cost_tile(&g, &s, 108, &t);
+    ck_assert_int_eq(t.split_k, 1);
+    ck_assert_int_eq(t.tiles, 1);
+    /* enough output tiles: no split */
+    op_work big = gemm(2048, 2048, 8192, DT_BF16);
+    cost_tile(&g, &big, 108, &t);
+    ck_assert_int_eq(t.split_k, 1);
+    /* split-K pays one extra L2 round trip for the reduction (operands fit a 40 MiB L2: no
+     * DRAM re-reads, so the first access is an L2 round trip too) */
+    g.l2_latency_ns = 100;
+    g.l2_capacity_MiB = 40;
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    ck_assert_double_eq_tol(r.latency_s, 200e-9, 1e-15);
+}
+END_TEST
+
+START_TEST(test_littles_law)
+{
+    hw_gpu g = synth();
+    g.dram_latency_ns = 1000;
+    /* bytes in flight per SM: 2048 threads x 16 B = 32 KiB; over 1 us: 32.768 GB/s per SM */
+    ck_assert_double_eq_tol(cost_dram_Bps(&g, 1), 2048.0 * 16 / 1e-6, 1);
+    ck_assert_double_eq_tol(cost_dram_Bps(&g, 10), 10 * 2048.0 * 16 / 1e-6, 1);
+    ck_assert_double_eq_tol(cost_dram_Bps(&g, 100), 1e12, 1); /* capped at the peak */
+    /* a 1-CTA kernel moving 1 MB from DRAM: 1e6 / 32.768e9 s */
+    op_work w = stream(512);
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 1000000, 0, &r);
+    ck_assert_int_eq(r.tiles, 1);
+    ck_assert_double_eq_tol(r.dram_s, 1e6 / (2048.0 * 16 / 1e-6), 1e-15);
+    ck_assert_int_eq(r.bound, BOUND_DRAM);
+    /* zero latency: the plain peak x efficiency */
+    g.dram_latency_ns = 0;
+    g.dram_frac = 0.5;
+    ck_assert_double_eq_tol(cost_dram_Bps(&g, 1), 0.5e12, 1);
+}
+END_TEST
+
+START_TEST(test_latency_bound)
+{
+    hw_gpu g = load_hw("a100");
+    cost_ctx c = {g.clock_MHz, 1};
+    op_work w = stream(256); /* 1 KiB in, 1 KiB out */
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, 1024, 1024, &r);
+    ck_assert_int_eq(r.bound, BOUND_LATENCY);
+    ck_assert_double_eq_tol(r.launch_s, 1.0e-6, 1e-15); /* CUDA-graph gap of a100.json */
+    ck_assert_double_eq_tol(r.latency_s, 409e-9, 1e-15); /* one DRAM round trip */
+    double body = fmax(r.compute_s, fmax(r.l2_s, r.dram_s));
+    ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + body, 1e-15);
+    ck_assert(r.launch_s + r.latency_s > 0.5 * r.time_s);
+    /* no DRAM reads (all hits): the first access waits one L2 round trip instead */
+    cost_eval(&g, &w, g.sm_count, &c, 0, 1024, &r);
+    ck_assert_double_eq_tol(r.latency_s, 163e-9, 1e-15);
+    /* plain launches */
+    cost_ctx plain = {g.clock_MHz, 0};
+    cost_eval(&g, &w, g.sm_count, &plain, 0, 1024, &r);
+    ck_assert_double_eq_tol(r.launch_s, 4.0e-6, 1e-15);
+    ck_assert_double_eq_tol(cost_launch_s(&g, &plain), 4.0e-6, 1e-15);
+}
+END_TEST
+
+START_TEST(test_simt_fallback)
+{
+    hw_gpu g = synth();
+    g.tensor_flop_per_clk_per_sm[DT_BF16] = 0; /* no bf16 tensor cores */
+    op_work w = gemm(256, 256, 256, DT_BF16);
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.tensor_on_simt, 1);
+    /* 4 tiles < 10 SMs: one tile per busy SM at the SIMT rate 1e11 FLOP/s */
+    ck_assert_int_eq(r.tiles, 4);
+    ck_assert_double_eq_tol(r.tensor_s, 2.0 * 128 * 128 * 256 / 1e11, 1e-15);
+    /* fp16 has tensor cores: 10x faster per tile */
+    op_work h = gemm(256, 256, 256, DT_FP16);
+    cost_result rh;
+    cost_eval(&g, &h, 10, &CTX, 0, 0, &rh);
+    ck_assert_int_eq(rh.tensor_on_simt, 0);
+    ck_assert_double_eq_tol(rh.tensor_s, 2.0 * 128 * 128 * 256 / 1e12, 1e-15);
+    /* the shipped v100 lacks bf16 tensor cores */
+    hw_gpu v = load_hw("v100");
+    cost_ctx vc = {v.clock_MHz, 1};
+    op_work b = gemm(1024, 1024, 1024, DT_BF16);
+    cost_eval(&v, &b, v.sm_count, &vc, 0, 0, &r);
+    ck_assert_int_eq(r.tensor_on_simt, 1);
+    ck_assert_double_eq(cost_tensor_rate(&v, DT_BF16, v.clock_MHz), 0);
+    /* at least the FLOPs over all SIMT lanes at peak */
+    ck_assert(r.tensor_s >= 2.0 * 1024 * 1024 * 1024 / (v.sm_count * hw_simt_flops_per_sm(&v, v.clock_MHz)));
+}
+END_TEST
+
+START_TEST(test_rates_and_free)
+{
+    hw_gpu g = synth();
+    g.tensor_frac = 0.5;
+    ck_assert_double_eq_tol(cost_tensor_rate(&g, DT_BF16, 1000), 0.5e12, 1);
+    ck_assert_double_eq_tol(cost_tensor_rate(&g, DT_BF16, 500), 0.25e12, 1); /* DVFS scales it */
+    ck_assert_double_eq_tol(cost_simt_rate(&g, 1000), 1e11, 1);
+    ck_assert_double_eq_tol(cost_l2_Bps(&g, 10, 500), 2e12, 1); /* L2 scales with the clock */
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_FREE;
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.bound, BOUND_NONE);
+    ck_assert_double_eq(r.time_s, 0);
+    ck_assert_str_eq(cost_bound_name(BOUND_COMPUTE), "compute");
+    ck_assert_str_eq(cost_bound_name(BOUND_L2), "l2");
+    ck_assert_str_eq(cost_bound_name(BOUND_DRAM), "dram");
+    ck_assert_str_eq(cost_bound_name(BOUND_LATENCY), "latency");
+}
+END_TEST
+
+START_TEST(test_bounds)
+{
+    hw_gpu g = synth();
+    /* a large elementwise op: 1e8 elements, 8e8 DRAM bytes at 1e12 B/s = 0.8 ms vs
+     * 1e8 FLOPs at 1e12 FLOP/s = 0.1 ms: DRAM bound */
+    op_work w = stream(100000000);
+    cost_result r;
+    cost_eval(&g, &w, 10, &CTX, w.in_bytes[0], w.out_bytes, &r);
+    ck_assert_int_eq(r.bound, BOUND_DRAM);
+    ck_assert_double_eq_tol(r.dram_s, 8e8 / 1e12, 1e-12);
+    ck_assert_int_eq(r.dram_read_bytes, 400000000);
+    ck_assert_int_eq(r.dram_write_bytes, 400000000);
+    /* the same op with every input in L2 and a slow L2: L2 bound */
+    g.l2_bandwidth_GBps = 100;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.bound, BOUND_L2);
+    ck_assert_double_eq_tol(r.l2_s, 8e8 / 1e11, 1e-12);
+}
+END_TEST
+
+static Suite *cost_suite(void)
+{
+    Suite *s = suite_create("cost");
+    TCase *t = tcase_create("cost_tile");
+    tcase_add_test(t, test_tiles_and_waves);
+    tcase_add_test(t, test_gemm_tiles);
+    tcase_add_test(t, test_split_k);
+    suite_add_tcase(s, t);
+    TCase *e = tcase_create("cost_eval");
+    tcase_add_test(e, test_wave_quantization);
+    tcase_add_test(e, test_littles_law);
+    tcase_add_test(e, test_latency_bound);
+    tcase_add_test(e, test_simt_fallback);
+    tcase_add_test(e, test_rates_and_free);
+    tcase_add_test(e, test_bounds);
+    suite_add_tcase(s, e);
+    return s;
+}
+
+KT_TEST_MAIN(cost_suite)
