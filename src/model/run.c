@@ -56,9 +56,19 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
     }
     for (int i = 0; i < out->nres; i++) {
         en_account(hw, &out->res[i]);
-        if (o->power_cap_W > 0 &&
-            en_power_cap(hw, &out->res[i], o->power_cap_W, a, &out->capped[i]))
-            return err_set(e, KT_EINTERNAL, g->file, NULL, "power cap evaluation failed");
+        /* the board's power limit (TDP) always applies: the GPU's firmware lowers the clock of a
+         * kernel that would draw more (gpu-params.md 2.3); a kernel under TDP is unchanged */
+        kt_result board;
+        if (en_power_cap(hw, &out->res[i], hw->tdp_W, a, &board))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "power limit evaluation failed");
+        board.power_cap_W = 0;
+        out->res[i] = board;
+        if (o->power_cap_W > 0) {
+            double cap = o->power_cap_W < hw->tdp_W ? o->power_cap_W : hw->tdp_W;
+            if (en_power_cap(hw, &out->res[i], cap, a, &out->capped[i]))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "power cap evaluation failed");
+            out->capped[i].power_cap_W = o->power_cap_W;
+        }
     }
     return 0;
 }
