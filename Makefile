@@ -72,6 +72,7 @@ test: $(BIN) $(TEST_BIN)
 	@sh tests/run-unit.sh $(BUILD)
 	@sh tests/run-golden.sh $(BIN)
 	@sh tests/run-bad.sh $(BIN)
+	@sh tests/run-tools.sh $(BIN)
 
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test
@@ -88,4 +89,4 @@ figures: $(BIN)
 clean:
 	rm -rf build figures/*.tmp*
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

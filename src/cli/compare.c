@@ -1,12 +1,407 @@
-/* compare: placeholder until the command lands. */
+/* compare: bsp, vf and kitsune side by side - time, speedups, DRAM traffic, coverage, energy. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../io/out.h"
+#include "../model/run.h"
+#include "cli.h"
 #include "cmds.h"
+
+static const char *const HELP =
+    "usage: kitsune compare --hw HW --workload WL|all [options]\n"
+    "\n"
+    "bsp, vf and kitsune side by side: time, speedup over bsp and over vf, DRAM read/write bytes\n"
+    "and their reduction, kernels, operator coverage (ops in multi-op groups or pipelines / all\n"
+    "ops, as the paper's Table 2 counts it); with --power-cap also time, energy and power under\n"
+    "the cap. --workload all (or several --workload) ends with geometric means of the speedups.\n"
+    "\n"
+    "  --mode inference|training|both   (default inference)\n"
+    "  --exec bsp|vf|kitsune|all        execution models (default all)\n"
+    "  --set NAME=VALUE  --optimizer none|sgd|adam  --vf-backward  --select search|patterns\n"
+    "  --scheduler hetero|shared  --rest vf|bsp  --launch graph|plain  --power-cap W\n"
+    "  --format table|json|csv          output format (default table; csv: one row per\n"
+    "                                   (workload, mode, exec), the input of scripts/plot.gp)\n"
+    "  -o FILE                          write to FILE (atomically) instead of stdout\n"
+    "\n"
+    "example: kitsune compare --hw a100 --workload all --mode both\n";
+
+enum { MAX_RUNS = 2 * CLI_MAX_WL, MAX_EXEC = 3 };
+
+/* One (workload, mode) comparison; results by exec slot (0 bsp, 1 vf, 2 kitsune), NULL when
+ * that execution model was not requested. */
+typedef struct cmp_run {
+    char workload[64];
+    int training;
+    const kt_result *r[MAX_EXEC], *cap[MAX_EXEC];
+} cmp_run;
+
+static const char *const EXEC_NAME[MAX_EXEC] = {"bsp", "vf", "kitsune"};
+
+static int exec_slot(const char *exec)
+{
+    for (int i = 0; i < MAX_EXEC; i++)
+        if (!strcmp(exec, EXEC_NAME[i]))
+            return i;
+    return -1;
+}
+
+static int64_t dram(const kt_result *r)
+{
+    return r->dram_read_bytes + r->dram_write_bytes;
+}
+
+/* Speedup of r over base: base time / r time (NAN when either is missing or zero). */
+static double speedup(const kt_result *base, const kt_result *r)
+{
+    if (!base || !r || !(r->time_s > 0))
+        return NAN;
+    return base->time_s / r->time_s;
+}
+
+/* Fraction of the bsp DRAM bytes that r removes: 1 - dram(r)/dram(bsp). */
+static double reduction(const kt_result *bsp, const kt_result *r)
+{
+    if (!bsp || !r || dram(bsp) <= 0)
+        return NAN;
+    return 1.0 - (double)dram(r) / (double)dram(bsp);
+}
+
+static double coverage(const kt_result *r)
+{
+    return r->ops_total > 0 ? (double)r->ops_covered / r->ops_total : NAN;
+}
+
+/* Geometric mean of the finite, positive speedups of exec slot x over base slot b across runs. */
+static double geomean(const cmp_run *runs, int n, int x, int b, int capped, int training_mask,
+                      int *count)
+{
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(training_mask & (runs[i].training ? 2 : 1)))
+            continue;
+        const kt_result *const *v = capped ? runs[i].cap : runs[i].r;
+        double u = speedup(v[b], v[x]);
+        if (isfinite(u) && u > 0) {
+            s += log(u);
+            k++;
+        }
+    }
+    *count = k;
+    return k ? exp(s / k) : NAN;
+}
+
+static void num_cell(FILE *f, const char *fmt, double v, int width)
+{
+    if (isfinite(v))
+        fprintf(f, fmt, width, v);
+    else
+        fprintf(f, "%*s", width, "-");
+}
+
+static void csv_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",%.9g", v);
+    else
+        fputs(",", f);
+}
+
+static void table_run(FILE *f, const cmp_run *u, const char *hw, double cap_W)
+{
+    fprintf(f, "%s on %s, %s:\n", u->workload, hw, cli_mode_name(u->training));
+    fprintf(f, "%-8s %12s %8s %8s %12s %12s %9s %8s %9s %10s %9s", "exec", "time_us", "vs_bsp",
+            "vs_vf", "dram_rd_MB", "dram_wr_MB", "dram_red%", "kernels", "covered", "energy_J",
+            "power_W");
+    if (cap_W > 0)
+        fprintf(f, " %12s %10s %9s %9s %8s", "cap_time_us", "cap_en_J", "cap_W", "cap_MHz",
+                "cap_vs_bsp");
+    fputc('\n', f);
+    for (int x = 0; x < MAX_EXEC; x++) {
+        const kt_result *r = u->r[x];
+        if (!r)
+            continue;
+        fprintf(f, "%-8s %12.2f", r->exec, r->time_s * 1e6);
+        num_cell(f, " %*.2fx", speedup(u->r[0], r), 7);
+        num_cell(f, " %*.2fx", speedup(u->r[1], r), 7);
+        fprintf(f, " %12.3f %12.3f", (double)r->dram_read_bytes / 1e6,
+                (double)r->dram_write_bytes / 1e6);
+        num_cell(f, " %*.1f", 100 * reduction(u->r[0], r), 9);
+        fprintf(f, " %8d %4d/%-4d", r->kernels, r->ops_covered, r->ops_total);
+        num_cell(f, " %*.4g", r->energy_J, 10);
+        num_cell(f, " %*.1f", r->avg_power_W, 9);
+        if (cap_W > 0 && u->cap[x]) {
+            const kt_result *c = u->cap[x];
+            fprintf(f, " %12.2f", c->time_s * 1e6);
+            num_cell(f, " %*.4g", c->energy_J, 10);
+            num_cell(f, " %*.1f", c->avg_power_W, 9);
+            num_cell(f, " %*.0f", c->clock_MHz, 9);
+            num_cell(f, " %*.2fx", speedup(u->cap[0], c), 7);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void table_geomeans(FILE *f, const cmp_run *runs, int n, int modes, double cap_W)
+{
+    fputs("\ngeometric mean speedups", f);
+    fputs(cap_W > 0 ? " (uncapped; under the power cap)\n" : "\n", f);
+    for (int m = 1; m <= 2; m++) {
+        if (!(modes & m))
+            continue;
+        static const struct {
+            int x, b;
+            const char *what;
+        } P[] = {{1, 0, "vf over bsp"}, {2, 0, "kitsune over bsp"}, {2, 1, "kitsune over vf"}};
+        for (size_t p = 0; p < sizeof P / sizeof P[0]; p++) {
+            int k, kc;
+            double g = geomean(runs, n, P[p].x, P[p].b, 0, m, &k);
+            double gc = geomean(runs, n, P[p].x, P[p].b, 1, m, &kc);
+            if (!k)
+                continue;
+            fprintf(f, "  %-9s %-17s %6.3fx over %d runs", cli_mode_name(m == 2), P[p].what, g, k);
+            if (cap_W > 0 && kc)
+                fprintf(f, "; %6.3fx under %.0f W", gc, cap_W);
+            fputc('\n', f);
+        }
+    }
+}
+
+static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const kt_result *vf)
+{
+    fputs("{\"exec\": ", f);
+    out_json_str(f, r->exec);
+    fputs(", \"time_s\": ", f);
+    out_json_num(f, r->time_s);
+    fputs(", \"speedup_vs_bsp\": ", f);
+    out_json_num(f, speedup(bsp, r));
+    fputs(", \"speedup_vs_vf\": ", f);
+    out_json_num(f, speedup(vf, r));
+    fprintf(f, ", \"flops\": %lld, \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld",
+            (long long)r->flops, (long long)r->dram_read_bytes, (long long)r->dram_write_bytes);
+    fputs(", \"traffic_reduction_frac\": ", f);
+    out_json_num(f, reduction(bsp, r));
+    fprintf(f, ", \"kernels\": %d, \"ops_total\": %d, \"ops_covered\": %d", r->kernels,
+            r->ops_total, r->ops_covered);
+    fputs(", \"coverage_frac\": ", f);
+    out_json_num(f, coverage(r));
+    fputs(", \"clock_MHz\": ", f);
+    out_json_num(f, r->clock_MHz);
+    fputs(", \"energy_J\": ", f);
+    out_json_num(f, r->energy_J);
+    fputs(", \"avg_power_W\": ", f);
+    out_json_num(f, r->avg_power_W);
+    fputs(", \"class_time_s\": {", f);
+    for (int i = 0; i < UC_COUNT; i++) {
+        fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
+        out_json_num(f, r->class_time_s[i]);
+    }
+    fputs("}}", f);
+}
+
+static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int modes, double cap_W)
+{
+    fputs("{\"tool\": \"kitsune\", \"version\": ", f);
+    out_json_str(f, KT_VERSION);
+    fputs(", \"command\": \"compare\", \"hw\": ", f);
+    out_json_str(f, hw);
+    if (cap_W > 0) {
+        fputs(", \"power_cap_W\": ", f);
+        out_json_num(f, cap_W);
+    }
+    fputs(",\n \"runs\": [", f);
+    for (int i = 0; i < n; i++) {
+        const cmp_run *u = &runs[i];
+        fputs(i ? ",\n " : "\n ", f);
+        fputs("{\"workload\": ", f);
+        out_json_str(f, u->workload);
+        fprintf(f, ", \"mode\": \"%s\",\n  \"results\": [", cli_mode_name(u->training));
+        int k = 0;
+        for (int x = 0; x < MAX_EXEC; x++)
+            if (u->r[x]) {
+                fputs(k++ ? ",\n   " : "\n   ", f);
+                json_entry(f, u->r[x], u->r[0], u->r[1]);
+            }
+        fputs("]", f);
+        if (cap_W > 0) {
+            fputs(",\n  \"capped_results\": [", f);
+            k = 0;
+            for (int x = 0; x < MAX_EXEC; x++)
+                if (u->cap[x]) {
+                    fputs(k++ ? ",\n   " : "\n   ", f);
+                    json_entry(f, u->cap[x], u->cap[0], u->cap[1]);
+                }
+            fputs("]", f);
+        }
+        fputs("}", f);
+    }
+    fputs("],\n \"geomean\": {", f);
+    int first = 1;
+    for (int m = 1; m <= 2; m++) {
+        if (!(modes & m))
+            continue;
+        for (int capped = 0; capped <= (cap_W > 0); capped++) {
+            int k1, k2, k3;
+            double a = geomean(runs, n, 1, 0, capped, m, &k1);
+            double b = geomean(runs, n, 2, 0, capped, m, &k2);
+            double c = geomean(runs, n, 2, 1, capped, m, &k3);
+            fprintf(f, "%s\"%s%s\": {\"vf_speedup_vs_bsp\": ", first ? "" : ", ",
+                    cli_mode_name(m == 2), capped ? "_capped" : "");
+            out_json_num(f, a);
+            fputs(", \"kitsune_speedup_vs_bsp\": ", f);
+            out_json_num(f, b);
+            fputs(", \"kitsune_speedup_vs_vf\": ", f);
+            out_json_num(f, c);
+            fputs("}", f);
+            first = 0;
+        }
+    }
+    fputs("}}\n", f);
+}
+
+static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double cap_W)
+{
+    fputs("workload,mode,exec,hw,time_s,speedup_vs_bsp,speedup_vs_vf,flops,dram_read_bytes,"
+          "dram_write_bytes,dram_bytes,traffic_reduction_frac,kernels,ops_total,ops_covered,"
+          "coverage_frac,clock_MHz,energy_J,avg_power_W,class_both_low_time_s,"
+          "class_sm_low_time_s,class_dram_low_time_s,class_neither_low_time_s,power_cap_W,"
+          "capped_time_s,capped_energy_J,capped_avg_power_W,capped_clock_MHz,"
+          "capped_speedup_vs_bsp,capped_speedup_vs_vf\n",
+          f);
+    for (int i = 0; i < n; i++) {
+        const cmp_run *u = &runs[i];
+        for (int x = 0; x < MAX_EXEC; x++) {
+            const kt_result *r = u->r[x];
+            if (!r)
+                continue;
+            fprintf(f, "%s,%s,%s,%s", u->workload, cli_mode_name(u->training), r->exec, hw);
+            csv_num(f, r->time_s);
+            csv_num(f, speedup(u->r[0], r));
+            csv_num(f, speedup(u->r[1], r));
+            fprintf(f, ",%lld,%lld,%lld,%lld", (long long)r->flops, (long long)r->dram_read_bytes,
+                    (long long)r->dram_write_bytes, (long long)dram(r));
+            csv_num(f, reduction(u->r[0], r));
+            fprintf(f, ",%d,%d,%d", r->kernels, r->ops_total, r->ops_covered);
+            csv_num(f, coverage(r));
+            csv_num(f, r->clock_MHz);
+            csv_num(f, r->energy_J);
+            csv_num(f, r->avg_power_W);
+            for (int c = 0; c < UC_COUNT; c++)
+                csv_num(f, r->class_time_s[c]);
+            const kt_result *c = cap_W > 0 ? u->cap[x] : NULL;
+            csv_num(f, cap_W > 0 ? cap_W : NAN);
+            csv_num(f, c ? c->time_s : NAN);
+            csv_num(f, c ? c->energy_J : NAN);
+            csv_num(f, c ? c->avg_power_W : NAN);
+            csv_num(f, c ? c->clock_MHz : NAN);
+            csv_num(f, c ? speedup(u->cap[0], c) : NAN);
+            csv_num(f, c ? speedup(u->cap[1], c) : NAN);
+            fputc('\n', f);
+        }
+    }
+}
 
 int cmd_compare(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kitsune compare: not implemented yet\n");
-    return 1;
+    cli_common c;
+    kt_err e;
+    err_clear(&e);
+    int rc = cli_parse(argc, argv, O_MODEL | O_EXEC | O_FORMAT | O_OUT, &c, &e);
+    if (rc == 1) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    if (rc)
+        return cli_fail("compare", &e);
+    static char names[CLI_MAX_WL][64];
+    int nwl = 0;
+    for (int i = 0; i < c.nworkload; i++) {
+        if (!strcmp(c.workload[i], "all")) {
+            nwl = cli_list_dir("workloads", names, CLI_MAX_WL);
+            if (!nwl) {
+                err_set(&e, KT_EINPUT, NULL, "--workload", "no shipped workloads found");
+                return cli_fail("compare", &e);
+            }
+            break;
+        }
+        if (nwl < CLI_MAX_WL)
+            snprintf(names[nwl++], 64, "%s", c.workload[i]);
+    }
+    if (!nwl) {
+        err_set(&e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf or all)");
+        return cli_fail("compare", &e);
+    }
+    hw_gpu hw;
+    if (cli_load_hw(c.hw, &hw, &e))
+        return cli_fail("compare", &e);
+
+    static cmp_run runs[MAX_RUNS];
+    int nrun = 0, status = 0;
+    arena a = {0};
+    cli_out out = {0};
+    for (int w = 0; w < nwl; w++) {
+        for (int m = 1; m <= 2; m++) {
+            if (!(c.modes & m))
+                continue;
+            cmp_run *u = &runs[nrun];
+            memset(u, 0, sizeof *u);
+            /* the file name is the workload's identity in the output (plots key on it) */
+            const char *base = strrchr(names[w], '/') ? strrchr(names[w], '/') + 1 : names[w];
+            snprintf(u->workload, sizeof u->workload, "%.*s",
+                     (int)(strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json")
+                               ? strlen(base) - 5
+                               : strlen(base)),
+                     base);
+            u->training = m == 2;
+            kt_opts o = c.opts;
+            o.training = u->training;
+            wl_graph *g = arena_calloc(&a, 1, sizeof *g);
+            kt_run_result *rr = arena_calloc(&a, 1, sizeof *rr);
+            if (!g || !rr) {
+                err_set(&e, KT_EINTERNAL, NULL, NULL, "out of memory");
+                status = cli_fail("compare", &e);
+                goto done;
+            }
+            if (cli_load_wl(&c, names[w], u->training, &a, g, &e) ||
+                kt_run(&hw, g, &o, &a, rr, &e)) {
+                status = cli_fail("compare", &e);
+                goto done;
+            }
+            for (int i = 0; i < rr->nres; i++) {
+                int x = exec_slot(rr->res[i].exec);
+                if (x < 0)
+                    continue;
+                u->r[x] = &rr->res[i];
+                if (o.power_cap_W > 0)
+                    u->cap[x] = &rr->capped[i];
+            }
+            nrun++;
+        }
+    }
+    if (cli_out_open(&out, c.out_path, &e)) {
+        status = cli_fail("compare", &e);
+        goto done;
+    }
+    if (c.format == FMT_JSON) {
+        json_all(out.f, runs, nrun, hw.name, c.modes, c.opts.power_cap_W);
+    } else if (c.format == FMT_CSV) {
+        csv_all(out.f, runs, nrun, hw.name, c.opts.power_cap_W);
+    } else {
+        for (int i = 0; i < nrun; i++) {
+            if (i)
+                fputc('\n', out.f);
+            table_run(out.f, &runs[i], hw.name, c.opts.power_cap_W);
+        }
+        if (nrun > 1)
+            table_geomeans(out.f, runs, nrun, c.modes, c.opts.power_cap_W);
+    }
+    if (cli_out_close(&out, 1, &e))
+        status = cli_fail("compare", &e);
+done:
+    if (out.f)
+        cli_out_close(&out, 0, &e);
+    arena_free(&a);
+    return status;
 }

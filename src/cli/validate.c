@@ -1,12 +1,712 @@
-/* validate: placeholder until the command lands. */
+/* validate: the model against a reference table (paper numbers, simulator or hardware
+ * measurements) - per-row errors, mean absolute percentage error, worst row, rank correlation. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../io/out.h"
+#include "../model/run.h"
+#include "cli.h"
 #include "cmds.h"
+
+static const char *const HELP =
+    "usage: kitsune validate REFS.csv [--hw HW] [--max-error F] [options]\n"
+    "\n"
+    "Compare the model with a reference table. REFS.csv has the header\n"
+    "  workload,mode,exec,metric,value,source[,hw][,params]\n"
+    "(quoted fields may hold commas; params: space-separated NAME=VALUE like --set; hw defaults to\n"
+    "--hw). metric: time_s speedup_vs_bsp speedup_vs_vf dram_bytes dram_read_bytes\n"
+    "dram_write_bytes traffic_reduction ops_covered coverage flops.\n"
+    "Per row: the model's value, absolute and relative error; then the mean absolute percentage\n"
+    "error (rows with a reference of 0 have no relative error and are left out of it), the worst\n"
+    "row and the Spearman rank correlation of reference and model values.\n"
+    "\n"
+    "  --max-error F               exit status 3 when the MAPE exceeds F (a fraction, e.g. 0.15)\n"
+    "  --format table|json|csv     (default table; csv: the per-row table)\n"
+    "  -o FILE                     write to FILE (atomically) instead of stdout\n"
+    "  --set, --select, --scheduler, --rest, --launch, --optimizer, --vf-backward as for predict\n"
+    "\n"
+    "exit status: 0; 3 when --max-error is exceeded; 2 for bad input; 1 when a model run failed\n"
+    "\n"
+    "example: kitsune validate validation/kitsune-paper.csv --hw a100\n";
+
+enum { V_MAX_FIELDS = 16, V_MAX_PARAMS = 16 };
+
+typedef enum v_metric {
+    M_TIME, M_SP_BSP, M_SP_VF, M_DRAM, M_DRAM_RD, M_DRAM_WR, M_TRAFFIC_RED, M_OPS_COV, M_COV,
+    M_FLOPS, M_COUNT
+} v_metric;
+static const char *const METRIC[M_COUNT] = {
+    "time_s", "speedup_vs_bsp", "speedup_vs_vf", "dram_bytes", "dram_read_bytes",
+    "dram_write_bytes", "traffic_reduction", "ops_covered", "coverage", "flops"};
+static const char *const EXEC_NAME[3] = {"bsp", "vf", "kitsune"};
+static const int EXEC_BIT[3] = {EXEC_BSP, EXEC_VF, EXEC_KITSUNE};
+
+typedef struct v_row {
+    int line;
+    char *workload, *hw, *params, *source;
+    int training, exec, metric;
+    double ref, model, abs_err, rel_err; /* rel_err NAN when ref == 0 */
+    int run;                             /* index into the run cache */
+    int ok;                              /* model value available */
+} v_row;
+
+typedef struct v_run {
+    const char *workload, *hw, *params;
+    int training, mask, done, failed;
+    kt_run_result rr;
+    kt_err err;
+} v_run;
+
+/* ---- CSV (RFC 4180: quoted fields, "" inside quotes) ---- */
+
+/* Split one record starting at *p into fields (in place, NUL-terminated); advance *p past it.
+ * Returns the field count, or -1 for an unterminated quote. */
+static int csv_record(char **p, char **field, int max)
+{
+    char *s = *p, *w = s;
+    int n = 0;
+    field[n++] = w;
+    for (;;) {
+        if (*s == '"') {
+            s++;
+            for (;;) {
+                if (!*s)
+                    return -1;
+                if (*s == '"' && s[1] == '"') {
+                    *w++ = '"';
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    *w++ = *s++;
+                }
+            }
+            continue;
+        }
+        if (*s == ',') {
+            *w++ = 0;
+            s++;
+            if (n < max)
+                field[n] = w;
+            n++;
+            continue;
+        }
+        if (!*s || *s == '\n' || *s == '\r') {
+            char *end = s;
+            if (*s == '\r')
+                s++;
+            if (*s == '\n')
+                s++;
+            *w = 0;
+            (void)end;
+            *p = s;
+            return n;
+        }
+        *w++ = *s++;
+    }
+}
+
+static char *slurp(const char *path, kt_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        err_set(e, KT_EINPUT, path, NULL, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    fclose(f);
+    if (!buf) {
+        err_set(e, KT_EINTERNAL, path, NULL, "out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+/* Skip comment lines ('#' first) at *p, counting them. */
+static void skip_comments(char **p, int *line)
+{
+    while (**p == '#') {
+        char *nl = strchr(*p, '\n');
+        *p = nl ? nl + 1 : *p + strlen(*p);
+        (*line)++;
+    }
+}
+
+static int lookup(const char *const *tab, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(tab[i], s))
+            return i;
+    return -1;
+}
+
+static int parse_refs(char *text, const char *file, const char *hw_default, v_row **rows_out,
+                      int *nrows, kt_err *e)
+{
+    char *p = text, *f[V_MAX_FIELDS];
+    int line = 0, col[8];
+    static const char *const COLS[8] = {"workload", "mode", "exec", "metric",
+                                        "value",    "source", "hw", "params"};
+    /* header: the first non-empty, non-comment line */
+    int n;
+    do {
+        if (!*p)
+            return err_set(e, KT_EINPUT, file, NULL, "empty reference table");
+        skip_comments(&p, &line);
+        line++;
+        n = csv_record(&p, f, V_MAX_FIELDS);
+    } while (n == 1 && (!f[0][0] || f[0][0] == '#'));
+    if (n < 0 || n > V_MAX_FIELDS)
+        return err_set(e, KT_EINPUT, file, "header", "bad header");
+    for (int k = 0; k < 8; k++) {
+        col[k] = -1;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(f[i], COLS[k]))
+                col[k] = i;
+        if (k < 6 && col[k] < 0)
+            return err_set(e, KT_EINPUT, file, "header", "missing column \"%s\"", COLS[k]);
+    }
+    int ncols = n, cap = 0, nr = 0;
+    v_row *rows = NULL;
+    char where[32];
+    for (;;) {
+        skip_comments(&p, &line);
+        if (!*p)
+            break;
+        line++;
+        n = csv_record(&p, f, V_MAX_FIELDS);
+        snprintf(where, sizeof where, "line %d", line);
+        if (n < 0) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "unterminated quoted field");
+        }
+        if (n == 1 && (!f[0][0] || f[0][0] == '#'))
+            continue;
+        if (n != ncols) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "%d fields, the header has %d", n, ncols);
+        }
+        if (nr == cap) {
+            cap = cap ? 2 * cap : 64;
+            v_row *nrw = realloc(rows, (size_t)cap * sizeof *nrw);
+            if (!nrw) {
+                free(rows);
+                return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+            }
+            rows = nrw;
+        }
+        v_row *r = &rows[nr];
+        memset(r, 0, sizeof *r);
+        r->line = line;
+        r->workload = f[col[0]];
+        const char *mode = f[col[1]];
+        if (!strcmp(mode, "inference"))
+            r->training = 0;
+        else if (!strcmp(mode, "training"))
+            r->training = 1;
+        else {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where,
+                           "mode must be inference or training, got \"%s\"", mode);
+        }
+        r->exec = lookup(EXEC_NAME, 3, f[col[2]]);
+        if (r->exec < 0) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "exec must be bsp, vf or kitsune, got \"%s\"",
+                           f[col[2]]);
+        }
+        r->metric = lookup(METRIC, M_COUNT, f[col[3]]);
+        if (r->metric < 0) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "unknown metric \"%s\"", f[col[3]]);
+        }
+        char *end;
+        errno = 0;
+        r->ref = strtod(f[col[4]], &end);
+        if (end == f[col[4]] || *end || errno || !isfinite(r->ref)) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "value must be a number, got \"%s\"",
+                           f[col[4]]);
+        }
+        r->source = f[col[5]];
+        r->hw = col[6] >= 0 && f[col[6]][0] ? f[col[6]] : (char *)hw_default;
+        r->params = col[7] >= 0 ? f[col[7]] : "";
+        if (!r->hw) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "no hw column value and no --hw given");
+        }
+        if (!r->workload[0]) {
+            free(rows);
+            return err_set(e, KT_EINPUT, file, where, "empty workload");
+        }
+        nr++;
+    }
+    if (!nr) {
+        free(rows);
+        return err_set(e, KT_EINPUT, file, NULL, "no reference rows");
+    }
+    *rows_out = rows;
+    *nrows = nr;
+    return 0;
+}
+
+/* Execution models a metric needs besides the row's own. */
+static int metric_mask(int metric, int exec)
+{
+    int m = EXEC_BIT[exec];
+    if (metric == M_SP_BSP || metric == M_TRAFFIC_RED)
+        m |= EXEC_BSP;
+    if (metric == M_SP_VF)
+        m |= EXEC_VF;
+    return m;
+}
+
+static const kt_result *find(const kt_run_result *rr, int exec)
+{
+    for (int i = 0; i < rr->nres; i++)
+        if (!strcmp(rr->res[i].exec, EXEC_NAME[exec]))
+            return &rr->res[i];
+    return NULL;
+}
+
+static double dram(const kt_result *r)
+{
+    return (double)(r->dram_read_bytes + r->dram_write_bytes);
+}
+
+/* The model's value of a metric (NAN when undefined, e.g. a zero denominator). */
+static double model_value(const kt_run_result *rr, int exec, int metric)
+{
+    const kt_result *r = find(rr, exec), *b = find(rr, 0), *v = find(rr, 1);
+    if (!r)
+        return NAN;
+    switch (metric) {
+    case M_TIME:
+        return r->time_s;
+    case M_SP_BSP:
+        return b && r->time_s > 0 ? b->time_s / r->time_s : NAN;
+    case M_SP_VF:
+        return v && r->time_s > 0 ? v->time_s / r->time_s : NAN;
+    case M_DRAM:
+        return dram(r);
+    case M_DRAM_RD:
+        return (double)r->dram_read_bytes;
+    case M_DRAM_WR:
+        return (double)r->dram_write_bytes;
+    case M_TRAFFIC_RED:
+        return b && dram(b) > 0 ? 1.0 - dram(r) / dram(b) : NAN;
+    case M_OPS_COV:
+        return r->ops_covered;
+    case M_COV:
+        return r->ops_total > 0 ? (double)r->ops_covered / r->ops_total : NAN;
+    case M_FLOPS:
+        return (double)r->flops;
+    }
+    return NAN;
+}
+
+/* "B=64 S=128" -> sets (names NUL-terminated in a private copy). */
+static int parse_params(const char *s, char *copy, size_t n, wl_set *sets, int *nsets, int max,
+                        kt_err *e)
+{
+    snprintf(copy, n, "%s", s);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        char *eq = strchr(tok, '=');
+        char *end;
+        if (!eq || eq == tok)
+            return err_set(e, KT_EINPUT, NULL, "params", "expected NAME=VALUE, got \"%s\"", tok);
+        *eq = 0;
+        errno = 0;
+        long long v = strtoll(eq + 1, &end, 10);
+        if (end == eq + 1 || *end || errno)
+            return err_set(e, KT_EINPUT, NULL, "params", "\"%s\" needs an integer value", tok);
+        if (*nsets >= max)
+            return err_set(e, KT_EINPUT, NULL, "params", "too many parameters");
+        sets[*nsets].name = tok;
+        sets[*nsets].value = v;
+        (*nsets)++;
+    }
+    return 0;
+}
+
+static int do_run(const cli_common *c, v_run *u, arena *a, kt_err *e)
+{
+    hw_gpu *hw = arena_calloc(a, 1, sizeof *hw);
+    wl_graph *g = arena_calloc(a, 1, sizeof *g);
+    if (!hw || !g)
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+    cli_common cc = *c;
+    char copy[1024];
+    if (parse_params(u->params, copy, sizeof copy, cc.sets, &cc.nsets, CLI_MAX_SETS, e))
+        return -1;
+    kt_opts o = c->opts;
+    o.training = u->training;
+    o.exec_mask = u->mask;
+    if (cli_load_hw(u->hw, hw, e) || cli_load_wl(&cc, u->workload, u->training, a, g, e) ||
+        kt_run(hw, g, &o, a, &u->rr, e))
+        return -1;
+    return 0;
+}
+
+/* Average ranks (1-based) of v[0..n-1] into rk; ties share their mean rank. */
+static void ranks(const double *v, int n, double *rk)
+{
+    for (int i = 0; i < n; i++) {
+        int less = 0, eq = 0;
+        for (int j = 0; j < n; j++) {
+            if (v[j] < v[i])
+                less++;
+            else if (v[j] == v[i])
+                eq++;
+        }
+        rk[i] = less + (eq + 1) / 2.0;
+    }
+}
+
+/* Spearman rank correlation: the Pearson correlation of the average ranks. NAN for n < 2 or
+ * when either side is constant. */
+static double spearman(const double *x, const double *y, int n)
+{
+    if (n < 2)
+        return NAN;
+    double *rx = malloc((size_t)n * sizeof *rx), *ry = malloc((size_t)n * sizeof *ry);
+    if (!rx || !ry) {
+        free(rx);
+        free(ry);
+        return NAN;
+    }
+    ranks(x, n, rx);
+    ranks(y, n, ry);
+    double mx = 0, my = 0;
+    for (int i = 0; i < n; i++) {
+        mx += rx[i];
+        my += ry[i];
+    }
+    mx /= n;
+    my /= n;
+    double sxy = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < n; i++) {
+        sxy += (rx[i] - mx) * (ry[i] - my);
+        sxx += (rx[i] - mx) * (rx[i] - mx);
+        syy += (ry[i] - my) * (ry[i] - my);
+    }
+    free(rx);
+    free(ry);
+    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : NAN;
+}
+
+typedef struct v_summary {
+    int rows, with_model, in_mape, worst;
+    double mape, spearman;
+} v_summary;
+
+/* Summary over the rows matching metric (or all rows when metric < 0). */
+static v_summary summarize(const v_row *r, int n, int metric)
+{
+    v_summary s = {0, 0, 0, -1, NAN, NAN};
+    double sum = 0;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    for (int i = 0; i < n; i++) {
+        if (metric >= 0 && r[i].metric != metric)
+            continue;
+        s.rows++;
+        if (!r[i].ok)
+            continue;
+        if (x && y) {
+            x[s.with_model] = r[i].ref;
+            y[s.with_model] = r[i].model;
+        }
+        s.with_model++;
+        if (isfinite(r[i].rel_err)) {
+            sum += r[i].rel_err;
+            s.in_mape++;
+            if (s.worst < 0 || r[i].rel_err > r[s.worst].rel_err)
+                s.worst = i;
+        }
+    }
+    if (s.in_mape)
+        s.mape = sum / s.in_mape;
+    if (x && y)
+        s.spearman = spearman(x, y, s.with_model);
+    free(x);
+    free(y);
+    return s;
+}
+
+static void fnum(FILE *f, const char *fmt, double v, int w)
+{
+    if (isfinite(v))
+        fprintf(f, fmt, w, v);
+    else
+        fprintf(f, "%*s", w, "-");
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+}
+
+static void csv_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",%.9g", v);
+    else
+        fputs(",", f);
+}
+
+static void write_table(FILE *f, const v_row *r, int n, const char *file)
+{
+    int ww = 8;
+    for (int i = 0; i < n; i++)
+        if ((int)strlen(r[i].workload) > ww)
+            ww = (int)strlen(r[i].workload);
+    fprintf(f, "%-5s  %-*s  %-9s  %-7s  %-17s  %14s  %14s  %14s  %9s\n", "line", ww, "workload",
+            "mode", "exec", "metric", "reference", "model", "abs_error", "rel_err%");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%-5d  %-*s  %-9s  %-7s  %-17s  %14.6g", r[i].line, ww, r[i].workload,
+                cli_mode_name(r[i].training), EXEC_NAME[r[i].exec], METRIC[r[i].metric], r[i].ref);
+        fnum(f, "  %*.6g", r[i].ok ? r[i].model : NAN, 14);
+        fnum(f, "  %*.6g", r[i].ok ? r[i].abs_err : NAN, 14);
+        fnum(f, "  %*.1f", r[i].ok ? 100 * r[i].rel_err : NAN, 9);
+        fputc('\n', f);
+    }
+    v_summary s = summarize(r, n, -1);
+    fprintf(f, "\n%s: %d rows, %d with a model value, %d in the MAPE (reference != 0)\n", file,
+            s.rows, s.with_model, s.in_mape);
+    fprintf(f, "mean absolute percentage error: ");
+    fnum(f, "%*.2f%%", 100 * s.mape, 1);
+    if (s.worst >= 0)
+        fprintf(f, "; worst: line %d (%s %s %s %s) %.2f%%", r[s.worst].line, r[s.worst].workload,
+                cli_mode_name(r[s.worst].training), EXEC_NAME[r[s.worst].exec],
+                METRIC[r[s.worst].metric], 100 * r[s.worst].rel_err);
+    fprintf(f, "\nSpearman rank correlation (reference vs model): ");
+    fnum(f, "%*.4f", s.spearman, 1);
+    fputc('\n', f);
+    int header = 0;
+    for (int m = 0; m < M_COUNT; m++) {
+        v_summary t = summarize(r, n, m);
+        if (!t.rows)
+            continue;
+        if (!header++)
+            fprintf(f, "per metric:\n");
+        fprintf(f, "  %-17s %3d rows  MAPE ", METRIC[m], t.rows);
+        fnum(f, "%*.2f%%", 100 * t.mape, 8);
+        fputs("  Spearman ", f);
+        fnum(f, "%*.4f", t.spearman, 7);
+        fputc('\n', f);
+    }
+}
+
+static void write_csv(FILE *f, const v_row *r, int n)
+{
+    fputs("line,workload,mode,exec,metric,hw,params,ref_value,model_value,abs_error,rel_error,"
+          "source\n",
+          f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d,", r[i].line);
+        csv_field(f, r[i].workload);
+        fprintf(f, ",%s,%s,%s,", cli_mode_name(r[i].training), EXEC_NAME[r[i].exec],
+                METRIC[r[i].metric]);
+        csv_field(f, r[i].hw);
+        fputc(',', f);
+        csv_field(f, r[i].params);
+        csv_num(f, r[i].ref);
+        csv_num(f, r[i].ok ? r[i].model : NAN);
+        csv_num(f, r[i].ok ? r[i].abs_err : NAN);
+        csv_num(f, r[i].ok ? r[i].rel_err : NAN);
+        fputc(',', f);
+        csv_field(f, r[i].source);
+        fputc('\n', f);
+    }
+}
+
+static void json_summary(FILE *f, const v_row *r, int n, int metric)
+{
+    v_summary s = summarize(r, n, metric);
+    fprintf(f, "{\"rows\": %d, \"rows_with_model\": %d, \"rows_in_mape\": %d, \"mape_frac\": ",
+            s.rows, s.with_model, s.in_mape);
+    out_json_num(f, s.mape);
+    fputs(", \"spearman\": ", f);
+    out_json_num(f, s.spearman);
+    if (s.worst >= 0) {
+        fprintf(f, ", \"worst\": {\"line\": %d, \"rel_error_frac\": ", r[s.worst].line);
+        out_json_num(f, r[s.worst].rel_err);
+        fputs("}", f);
+    }
+    fputs("}", f);
+}
+
+static void write_json(FILE *f, const v_row *r, int n, const char *file)
+{
+    fputs("{\"tool\": \"kitsune\", \"version\": ", f);
+    out_json_str(f, KT_VERSION);
+    fputs(", \"command\": \"validate\", \"refs\": ", f);
+    out_json_str(f, file);
+    fputs(",\n \"rows\": [", f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s{\"line\": %d, \"workload\": ", i ? ",\n  " : "\n  ", r[i].line);
+        out_json_str(f, r[i].workload);
+        fprintf(f, ", \"mode\": \"%s\", \"exec\": \"%s\", \"metric\": \"%s\", \"hw\": ",
+                cli_mode_name(r[i].training), EXEC_NAME[r[i].exec], METRIC[r[i].metric]);
+        out_json_str(f, r[i].hw);
+        fputs(", \"params\": ", f);
+        out_json_str(f, r[i].params);
+        fputs(", \"ref_value\": ", f);
+        out_json_num(f, r[i].ref);
+        fputs(", \"model_value\": ", f);
+        out_json_num(f, r[i].ok ? r[i].model : NAN);
+        fputs(", \"abs_error\": ", f);
+        out_json_num(f, r[i].ok ? r[i].abs_err : NAN);
+        fputs(", \"rel_error_frac\": ", f);
+        out_json_num(f, r[i].ok ? r[i].rel_err : NAN);
+        fputs(", \"source\": ", f);
+        out_json_str(f, r[i].source);
+        fputs("}", f);
+    }
+    fputs("],\n \"summary\": ", f);
+    json_summary(f, r, n, -1);
+    fputs(",\n \"by_metric\": {", f);
+    int k = 0;
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!summarize(r, n, m).rows)
+            continue;
+        fprintf(f, "%s\"%s\": ", k++ ? ",\n  " : "\n  ", METRIC[m]);
+        json_summary(f, r, n, m);
+    }
+    fputs("}}\n", f);
+}
 
 int cmd_validate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "kitsune validate: not implemented yet\n");
-    return 1;
+    cli_common c;
+    kt_err e;
+    err_clear(&e);
+    unsigned allowed = O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD |
+                       O_OPTIM | O_FORMAT | O_OUT | O_MAXERR;
+    int rc = cli_parse(argc, argv, allowed, &c, &e);
+    if (rc == 1) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    if (rc)
+        return cli_fail("validate", &e);
+    if (c.npos != 1) {
+        err_set(&e, KT_EINPUT, NULL, NULL, "expected one reference table (REFS.csv)");
+        return cli_fail("validate", &e);
+    }
+    const char *file = c.pos[0];
+    char *text = slurp(file, &e);
+    if (!text)
+        return cli_fail("validate", &e);
+    v_row *rows = NULL;
+    v_run *runs = NULL;
+    int nrows = 0, nruns = 0, status = 0, failed = 0;
+    arena a = {0};
+    cli_out out = {0};
+    if (parse_refs(text, file, c.hw, &rows, &nrows, &e)) {
+        status = cli_fail("validate", &e);
+        goto done;
+    }
+    /* one model run per (workload, mode, hw, params), with every exec its rows need */
+    runs = calloc((size_t)nrows, sizeof *runs);
+    if (!runs) {
+        err_set(&e, KT_EINTERNAL, NULL, NULL, "out of memory");
+        status = cli_fail("validate", &e);
+        goto done;
+    }
+    for (int i = 0; i < nrows; i++) {
+        v_row *r = &rows[i];
+        int k;
+        for (k = 0; k < nruns; k++)
+            if (runs[k].training == r->training && !strcmp(runs[k].workload, r->workload) &&
+                !strcmp(runs[k].hw, r->hw) && !strcmp(runs[k].params, r->params))
+                break;
+        if (k == nruns) {
+            runs[k].workload = r->workload;
+            runs[k].hw = r->hw;
+            runs[k].params = r->params;
+            runs[k].training = r->training;
+            nruns++;
+        }
+        runs[k].mask |= metric_mask(r->metric, r->exec);
+        r->run = k;
+    }
+    for (int k = 0; k < nruns; k++) {
+        err_clear(&runs[k].err);
+        if (do_run(&c, &runs[k], &a, &runs[k].err)) {
+            runs[k].failed = 1;
+            failed = 1;
+            if (runs[k].err.code == KT_EINPUT && !runs[k].err.file[0] && !runs[k].err.path[0])
+                snprintf(runs[k].err.path, sizeof runs[k].err.path, "%s", runs[k].workload);
+            cli_fail("validate", &runs[k].err);
+        }
+    }
+    for (int i = 0; i < nrows; i++) {
+        v_row *r = &rows[i];
+        if (runs[r->run].failed)
+            continue;
+        r->model = model_value(&runs[r->run].rr, r->exec, r->metric);
+        r->ok = isfinite(r->model);
+        r->abs_err = fabs(r->model - r->ref);
+        r->rel_err = r->ref != 0 ? r->abs_err / fabs(r->ref) : NAN;
+    }
+    if (cli_out_open(&out, c.out_path, &e)) {
+        status = cli_fail("validate", &e);
+        goto done;
+    }
+    if (c.format == FMT_JSON)
+        write_json(out.f, rows, nrows, file);
+    else if (c.format == FMT_CSV)
+        write_csv(out.f, rows, nrows);
+    else
+        write_table(out.f, rows, nrows, file);
+    if (cli_out_close(&out, 1, &e)) {
+        status = cli_fail("validate", &e);
+        goto done;
+    }
+    v_summary s = summarize(rows, nrows, -1);
+    if (failed)
+        status = KT_EINTERNAL;
+    else if (c.max_error >= 0 && isfinite(s.mape) && s.mape > c.max_error) {
+        fprintf(stderr, "kitsune validate: mean absolute percentage error %.2f%% exceeds "
+                        "--max-error %.2f%%\n",
+                100 * s.mape, 100 * c.max_error);
+        status = 3;
+    }
+done:
+    if (out.f)
+        cli_out_close(&out, 0, &e);
+    arena_free(&a);
+    free(runs);
+    free(rows);
+    free(text);
+    return status;
 }

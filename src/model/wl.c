@@ -404,15 +404,21 @@ static int load_names(const cJSON *op, const char *key, const char *file, const 
     *n = cJSON_GetArraySize(arr);
     if (*n > max)
         return err_set(e, KT_EINPUT, file, p, "at most %d entries", max);
-    for (int i = 0; i < *n; i++) {
+    int i = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, arr)
+    {
         char r[192];
-        jsonx_path(r, sizeof r, p, NULL, i);
-        const cJSON *s = cJSON_GetArrayItem(arr, i);
-        if (!cJSON_IsString(s))
+        if (!cJSON_IsString(s)) {
+            jsonx_path(r, sizeof r, p, NULL, i);
             return err_set(e, KT_EINPUT, file, r, "must be a tensor name");
+        }
         idx[i] = map_find(tm, g, s->valuestring, -1, 0);
-        if (idx[i] < 0)
+        if (idx[i] < 0) {
+            jsonx_path(r, sizeof r, p, NULL, i);
             return err_set(e, KT_EINPUT, file, r, "unknown tensor \"%s\"", s->valuestring);
+        }
+        i++;
     }
     return 0;
 }
@@ -541,8 +547,10 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
     for (int i = 0; i < g->nop; i++) {
         const wl_op *o = &g->op[i];
         char p[192], q[192];
-        jsonx_path(p, sizeof p, "ops", NULL, i);
+        p[0] = 0;
+#define OP_PATH() jsonx_path(p, sizeof p, "ops", NULL, i)
         if (map_find(&om, g, o->name, i, 1) >= 0) {
+            OP_PATH();
             jsonx_path(q, sizeof q, p, "name", 0);
             err_set(e, KT_EINPUT, file, q, "duplicate op name \"%s\"", o->name);
             goto done;
@@ -551,6 +559,7 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
             const wl_tensor *t = &g->t[o->in[j]];
             if (t->kind != TK_INPUT && t->kind != TK_WEIGHT && !made[o->in[j]]) {
                 char r[192]; /* a separate buffer: jsonx_path(q, .., q, ..) overlaps */
+                OP_PATH();
                 jsonx_path(r, sizeof r, p, "inputs", 0);
                 jsonx_path(q, sizeof q, r, NULL, j);
                 err_set(e, KT_EINPUT, file, q,
@@ -562,8 +571,14 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
         for (int j = 0; j < o->nout; j++) {
             const wl_tensor *t = &g->t[o->out[j]];
             char r[192];
-            jsonx_path(r, sizeof r, p, "outputs", 0);
-            jsonx_path(q, sizeof q, r, NULL, j);
+            int bad_out = t->kind == TK_INPUT || t->kind == TK_WEIGHT || made[o->out[j]];
+            for (int k = 0; k < o->nin; k++)
+                bad_out |= o->in[k] == o->out[j];
+            if (bad_out) {
+                OP_PATH();
+                jsonx_path(r, sizeof r, p, "outputs", 0);
+                jsonx_path(q, sizeof q, r, NULL, j);
+            }
             if (t->kind == TK_INPUT || t->kind == TK_WEIGHT) {
                 err_set(e, KT_EINPUT, file, q, "cannot write %s \"%s\"",
                         t->kind == TK_INPUT ? "input" : "weight", t->name);
@@ -583,6 +598,7 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
         }
         char msg[256], sub[64] = "";
         if (op_check(g, o, msg, sizeof msg, sub, sizeof sub)) {
+            OP_PATH();
             if (sub[0])
                 jsonx_path(q, sizeof q, p, sub, 0);
             else
@@ -590,6 +606,7 @@ int wl_check(const wl_graph *g, const char *file, kt_err *e)
             err_set(e, KT_EINPUT, file, q, "%s: %s", op_name(o->type), msg);
             goto done;
         }
+#undef OP_PATH
     }
     for (int i = 0; i < g->ntensor; i++) {
         if (g->t[i].kind == TK_OUTPUT && !made[i]) {

@@ -1,0 +1,15 @@
+#!/bin/sh
+# demo.sh [BIN]: the main job on the shipped defaults - bsp, vf and kitsune side by side for every
+# shipped workload on a100, inference and training, then the figures (make figures).
+set -u
+bin=${1:-build/kitsune}
+KITSUNE_HOME=${KITSUNE_HOME:-$(pwd)}; export KITSUNE_HOME
+echo "== kitsune compare --hw a100 --workload all --mode both"
+if ! "$bin" compare --hw a100 --workload all --mode both; then
+    echo "demo: the full comparison failed (see above); showing what runs: bsp, inference"
+    "$bin" compare --hw a100 --workload all --exec bsp || exit 1
+fi
+echo
+echo "== figures (scripts/figures.sh)"
+sh scripts/figures.sh "$bin" figures || exit 1
+echo "demo: figures are in $(pwd)/figures/ (fig-a..f, PNG and SVG; data: compare.csv, sweep.csv)"

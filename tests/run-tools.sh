@@ -1,0 +1,111 @@
+#!/bin/sh
+# Shell tests of the tools: sweep (cross products, ranges, shards, resume, jobs), validate's
+# arithmetic on a hand-made table, compare's CSV, and the figures (gnuplot rendering).
+# usage: sh tests/run-tools.sh [BIN]
+set -u
+bin=${1:-build/kitsune}
+KITSUNE_HOME=$(pwd); export KITSUNE_HOME
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL tools: $*"; fail=$((fail + 1)); }
+check() { # check NAME GOT WANT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+mm=tests/data/tools/mm.json
+# every execution model when the tree has them all, else bsp (the rest still being built)
+if "$bin" sweep --hw a100 --workload $mm --vary B=8 >/dev/null 2>&1; then ex=all; nex=3; else ex=bsp; nex=1; fi
+rows() { tail -n +2 "$1" | wc -l | tr -d ' '; }
+
+# 1. cross products: 3 x 2 values x 2 workloads = 12 points
+"$bin" sweep --hw a100 --exec $ex --workload $mm --workload nerf --vary B=1,2,3 \
+    --vary sm_count=54,108 -o "$tmp/x.csv" || bad "sweep cross product exit status"
+check "cross product rows" "$(rows "$tmp/x.csv")" $((12 * nex))
+check "cross product points" "$(tail -n +2 "$tmp/x.csv" | cut -d, -f1 | sort -un | wc -l | tr -d ' ')" 12
+check "header" "$(head -1 "$tmp/x.csv" | cut -d, -f1-6)" "point,workload,mode,B,sm_count,exec"
+# 2. ranges and multiples
+"$bin" sweep --hw a100 --exec bsp --workload $mm --vary B=32:4096:x2 >"$tmp/r.csv"
+check "geometric range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" "32 64 128 256 512 1024 2048 4096 "
+"$bin" sweep --hw a100 --exec bsp --workload $mm --vary B=1:10:+3 >"$tmp/r.csv"
+check "arithmetic range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" "1 4 7 10 "
+"$bin" sweep --hw a100 --exec bsp --workload $mm --vary l2.bandwidth_GBps=x1,x2 >"$tmp/r.csv"
+check "multiples of the file's value" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" \
+    "$(awk '/"l2"/{l2=1} l2 && /"bandwidth_GBps"/{v=$2; sub(/,/, "", v); printf "%g %g ", v, 2*v; exit}' hw/a100.json)"
+"$bin" sweep --hw a100 --workload $mm --vary nosuch=1 >/dev/null 2>"$tmp/err"
+check "unknown vary name exit status" $? 2
+grep -q 'neither a parameter of workload "mm" nor a numeric field' "$tmp/err" && ok || bad "unknown vary message: $(cat "$tmp/err")"
+# 3. shards: the union of K/3 is the whole sweep, no duplicates
+"$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 -o "$tmp/all.csv"
+for k in 0 1 2; do
+    "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 --shard $k/3 \
+        -o "$tmp/s$k.csv" || bad "shard $k/3 exit status"
+done
+{ head -1 "$tmp/s0.csv"; for k in 0 1 2; do tail -n +2 "$tmp/s$k.csv"; done | sort -t, -k1,1n -s; } >"$tmp/merged.csv"
+cmp -s "$tmp/merged.csv" "$tmp/all.csv" && ok || bad "shard union differs from the whole sweep"
+check "shard duplicates" "$(for k in 0 1 2; do tail -n +2 "$tmp/s$k.csv"; done | sort | uniq -d | wc -l | tr -d ' ')" 0
+# 4. jobs: same bytes with 1 and 3 threads
+"$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 --jobs 3 -o "$tmp/j3.csv"
+cmp -s "$tmp/j3.csv" "$tmp/all.csv" && ok || bad "--jobs 3 output differs from --jobs 1"
+# 5. resume from a truncated partial file (a torn last line), then after a real kill -9
+n=$(wc -l <"$tmp/all.csv")
+head -n $((n / 2)) "$tmp/all.csv" >"$tmp/res.csv.partial"
+sed -n "$((n / 2 + 1))p" "$tmp/all.csv" | cut -c1-20 | tr -d '\n' >>"$tmp/res.csv.partial"
+"$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 --resume -o "$tmp/res.csv" ||
+    bad "resume exit status"
+cmp -s "$tmp/res.csv" "$tmp/all.csv" && ok || bad "resumed sweep differs from an uninterrupted one"
+[ ! -e "$tmp/res.csv.partial" ] && ok || bad "partial file left after a completed sweep"
+big="--hw a100 --exec bsp --workload $mm --vary B=1:20000:+1"
+"$bin" sweep $big -o "$tmp/big-ref.csv" || bad "big sweep exit status"
+"$bin" sweep $big -o "$tmp/big.csv" &
+pid=$!
+# kill -9 once some rows are on disk (poll; give up after about 5 s)
+i=0
+while [ $i -lt 500 ] && [ "$(cat "$tmp/big.csv.partial" 2>/dev/null | wc -l)" -lt 200 ]; do
+    sleep 0.01; i=$((i + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+if [ -e "$tmp/big.csv.partial" ]; then
+    echo "tools: killed a sweep (kill -9) after $(($(wc -l <"$tmp/big.csv.partial") - 1)) rows; resuming"
+    "$bin" sweep $big --resume -o "$tmp/big.csv" || bad "resume after kill exit status"
+else
+    echo "tools: the sweep finished before kill -9 (machine too fast); resume tested on truncation only"
+fi
+cmp -s "$tmp/big.csv" "$tmp/big-ref.csv" && ok || bad "sweep resumed after kill -9 differs"
+# 6. validate arithmetic on the hand-made table: relative errors 0, 0.25, 0.2, 0.6 and one row
+#    with a reference of 0 (left out) -> MAPE = (0 + 0.25 + 0.2 + 0.6) / 4 = 0.2625, worst line 7,
+#    references and model values in the same order -> Spearman 1
+"$bin" validate tests/data/tools/refs.csv --hw a100 --format json >"$tmp/v.json" || bad "validate exit status"
+summary=$(grep '"summary"' "$tmp/v.json")
+case "$summary" in *'"mape_frac": 0.2625,'*) ok ;; *) bad "validate MAPE: $summary" ;; esac
+case "$summary" in *'"spearman": 1,'*) ok ;; *) bad "validate Spearman: $summary" ;; esac
+case "$summary" in *'"worst": {"line": 7, "rel_error_frac": 0.6}'*) ok ;; *) bad "validate worst row: $summary" ;; esac
+case "$summary" in *'"rows": 5, "rows_with_model": 5, "rows_in_mape": 4,'*) ok ;; *) bad "validate counts: $summary" ;; esac
+"$bin" validate tests/data/tools/refs.csv --hw a100 --max-error 0.2 >/dev/null 2>&1
+check "validate --max-error 0.2 exit status" $? 3
+"$bin" validate tests/data/tools/refs.csv --hw a100 --max-error 0.3 >/dev/null 2>&1
+check "validate --max-error 0.3 exit status" $? 0
+# 7. compare: one CSV row per (workload, mode, exec)
+nwl=$(ls workloads/*.json | wc -l | tr -d ' ')
+"$bin" compare --hw a100 --workload all --exec $ex --format csv -o "$tmp/c.csv" || bad "compare exit status"
+check "compare rows" "$(rows "$tmp/c.csv")" $((nwl * nex))
+check "compare bsp speedup" "$(awk -F, '$3=="bsp"{print $6}' "$tmp/c.csv" | sort -u)" 1
+# 8. figures
+if command -v gnuplot >/dev/null 2>&1; then
+    if sh scripts/figures.sh "$bin" "$tmp/fig" >"$tmp/fig.log" 2>&1; then
+        for f in a-speedup b-traffic c-coverage d-classes e-energy f-sweep; do
+            for x in png svg; do
+                [ -s "$tmp/fig/fig-$f.$x" ] && ok || bad "figure fig-$f.$x missing"
+            done
+        done
+        grep -qi "warning\|error" "$tmp/fig.log" && ! grep -q "falling back" "$tmp/fig.log" &&
+            bad "gnuplot warnings: $(cat "$tmp/fig.log")"
+    else
+        bad "figures.sh failed: $(cat "$tmp/fig.log")"
+    fi
+else
+    echo "tools: gnuplot not found: skipping the figure rendering test"
+fi
+echo "tools: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
