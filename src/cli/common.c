@@ -275,15 +275,21 @@ int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *
             return err_set(e, KT_EINPUT, name, NULL, "cannot open: %s", strerror(errno));
         return 0;
     }
-    char root[PATH_MAX];
+    char root[PATH_MAX], canon[PATH_MAX], cwd[PATH_MAX];
     cli_root(root, sizeof root);
-    snprintf(out, n, "%s/%s/%s.json", root, dir, name);
+    /* messages name files relative to the current directory when the data root is it */
+    if (realpath(root, canon) && getcwd(cwd, sizeof cwd) && !strcmp(canon, cwd))
+        snprintf(root, sizeof root, ".");
+    else if (realpath(root, canon))
+        snprintf(root, sizeof root, "%s", canon);
+    if (!strcmp(root, "."))
+        snprintf(out, n, "%s/%s.json", dir, name);
+    else
+        snprintf(out, n, "%s/%s/%s.json", root, dir, name);
     if (access(out, R_OK) != 0)
         return err_set(e, KT_EINPUT, NULL, NULL,
                        "no %s named \"%s\" (see 'kitsune list', or give a path to a .json file)",
                        strcmp(dir, "hw") ? "workload" : "hardware", name);
-    /* print the conventional relative name in messages */
-    snprintf(out, n, "%s/%s/%s.json", root, dir, name);
     return 0;
 }
 

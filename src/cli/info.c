@@ -62,10 +62,11 @@ static int load_mode(const cli_common *c, const char *name, int training, arena 
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
     if (cli_load_wl(c, name, training, a, g, e))
         return -1;
-    if (!training) {
-        *out = g;
+    *out = g;
+    if (!training)
         return 0;
-    }
+    if (g->inference_only)
+        return 1;
     wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
     if (!tg)
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
@@ -118,7 +119,15 @@ int cmd_info(int argc, char **argv)
             arena a = {0};
             const wl_graph *g = NULL;
             wl_summary s;
-            if (load_mode(&c, names[i], m, &a, &g, &e) || summarize(g, &a, &s, &e)) {
+            int lr = load_mode(&c, names[i], m, &a, &g, &e);
+            if (lr == 1 && (n > 1 || c.modes == 3)) { /* inference-only: no training row */
+                arena_free(&a);
+                continue;
+            }
+            if (lr == 1)
+                err_set(&e, KT_EINPUT, g->file, "inference_only",
+                        "workload \"%s\" is inference-only (no training graph)", g->name);
+            if (lr || summarize(g, &a, &s, &e)) {
                 status = cli_fail("info", &e);
                 arena_free(&a);
                 break;

@@ -608,6 +608,8 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
             if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e))
                 return -1;
             snprintf(s->wl_name[w], 64, "%s", g->name);
+            if (m == 2 && g->inference_only && (nwl > 1 || c->modes == 3))
+                continue; /* a decode step has no training graph */
             sw_block *b = &s->blk[x->nblk++];
             b->wl = s->wl_name[w];
             b->root = s->wl_root[w];

@@ -26,6 +26,9 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
 {
     memset(out, 0, sizeof *out);
     const wl_graph *g = fwd;
+    if (o->training && fwd->inference_only)
+        return err_set(e, KT_EINPUT, fwd->file, "inference_only",
+                       "workload \"%s\" is inference-only (no training graph)", fwd->name);
     if (o->training) {
         wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
         if (!tg)

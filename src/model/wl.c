@@ -488,6 +488,10 @@ int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int ns
     if (src && !cJSON_IsString(src))
         return err_set(e, KT_EINPUT, file, "source", "must be a string");
     g->source = arena_strdup(a, src ? src->valuestring : "");
+    const cJSON *io = cJSON_GetObjectItemCaseSensitive(root, "inference_only");
+    if (io && !cJSON_IsBool(io))
+        return err_set(e, KT_EINPUT, file, "inference_only", "must be true or false");
+    g->inference_only = cJSON_IsTrue(io);
     const cJSON *po = cJSON_GetObjectItemCaseSensitive(root, "paper_ops");
     if (po) {
         int64_t v;

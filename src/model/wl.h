@@ -61,6 +61,7 @@ typedef struct wl_graph {
     int nop, cap_op;
     wl_op *op;
     int paper_ops[2]; /* Table 2 #ops: [0] inference, [1] training; 0 = unknown */
+    int inference_only; /* "inference_only": true - no training graph (e.g. a decode step) */
     arena *a;
 } wl_graph;
 
