@@ -35,6 +35,7 @@ typedef struct cmp_run {
     char workload[64];
     int training;
     const kt_result *r[MAX_EXEC], *cap[MAX_EXEC];
+    const wl_graph *g; /* the graph that ran (training graph in training mode) */
 } cmp_run;
 
 static const char *const EXEC_NAME[MAX_EXEC] = {"bsp", "vf", "kitsune"};
@@ -169,7 +170,8 @@ static void table_geomeans(FILE *f, const cmp_run *runs, int n, int modes, doubl
     }
 }
 
-static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const kt_result *vf)
+static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const kt_result *vf,
+                       const wl_graph *g)
 {
     fputs("{\"exec\": ", f);
     out_json_str(f, r->exec);
@@ -198,7 +200,10 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
         fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
         out_json_num(f, r->class_time_s[i]);
     }
-    fputs("}}", f);
+    fputs("}", f);
+    if (g && r->extra && !strcmp(r->exec, "kitsune"))
+        out_json_pipelines(f, r->extra, g);
+    fputs("}", f);
 }
 
 static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int modes, double cap_W)
@@ -222,7 +227,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
         for (int x = 0; x < MAX_EXEC; x++)
             if (u->r[x]) {
                 fputs(k++ ? ",\n   " : "\n   ", f);
-                json_entry(f, u->r[x], u->r[0], u->r[1]);
+                json_entry(f, u->r[x], u->r[0], u->r[1], u->g);
             }
         fputs("]", f);
         if (cap_W > 0) {
@@ -231,7 +236,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
             for (int x = 0; x < MAX_EXEC; x++)
                 if (u->cap[x]) {
                     fputs(k++ ? ",\n   " : "\n   ", f);
-                    json_entry(f, u->cap[x], u->cap[0], u->cap[1]);
+                    json_entry(f, u->cap[x], u->cap[0], u->cap[1], NULL);
                 }
             fputs("]", f);
         }
@@ -374,6 +379,7 @@ int cmd_compare(int argc, char **argv)
                 status = cli_fail("compare", &e);
                 goto done;
             }
+            u->g = rr->g;
             for (int i = 0; i < rr->nres; i++) {
                 int x = exec_slot(rr->res[i].exec);
                 if (x < 0)

@@ -123,6 +123,7 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             (long long)r->l2_bytes, r->kernels, r->ops_total, r->ops_covered);
     fputs(", \"clock_MHz\": ", f);
     out_json_num(f, r->clock_MHz);
+    fprintf(f, ", \"over_cap_items\": %d", r->over_cap_items);
     json_energy(f, r->energy_J, r->avg_power_W, r->e_tensor_J, r->e_simt_J, r->e_dram_J, r->e_l2_J,
                 r->e_smem_J, r->e_rf_J, r->e_static_J);
     fputs(", \"class_time_s\": {", f);
@@ -173,6 +174,10 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             out_json_num(f, it->energy_J);
             fputs(", \"avg_power_W\": ", f);
             out_json_num(f, it->avg_power_W);
+            fputs(", \"clock_MHz\": ", f);
+            out_json_num(f, it->clock_MHz > 0 ? it->clock_MHz : r->clock_MHz);
+            if (it->over_cap)
+                fputs(", \"over_cap\": true", f);
             if (it->nops > 1 || it->note) {
                 fputs(", \"members\": [", f);
                 for (int k = 0; k < it->nops; k++) {
