@@ -73,6 +73,7 @@ test: $(BIN) $(TEST_BIN)
 	@sh tests/run-golden.sh $(BIN)
 	@sh tests/run-bad.sh $(BIN)
 	@sh tests/run-tools.sh $(BIN)
+	@sh tests/run-validate.sh $(BIN)
 
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test

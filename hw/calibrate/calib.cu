@@ -81,7 +81,7 @@ struct Json {
     void num(const char *k, double v) {
         key(k);
         char buf[64];
-        snprintf(buf, sizeof buf, "%.6g", v);
+        snprintf(buf, sizeof buf, "%.10g", v);
         s += buf;
     }
     void str(const char *k, const std::string &v) {
@@ -152,10 +152,13 @@ __global__ void write_kernel(float4 *__restrict__ p, size_t n, float v) {
 __global__ void copy_kernel(float4 *__restrict__ d, const float4 *__restrict__ s, size_t n) {
     size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + stride < n; i += 2 * stride) {
-        float4 a = __ldcs(s + i), b = __ldcs(s + i + stride);
+    for (; i + 3 * stride < n; i += 4 * stride) { // 4 loads in flight, then 4 stores
+        float4 a = __ldcs(s + i), b = __ldcs(s + i + stride), c = __ldcs(s + i + 2 * stride),
+               e = __ldcs(s + i + 3 * stride);
         __stcs(d + i, a);
         __stcs(d + i + stride, b);
+        __stcs(d + i + 2 * stride, c);
+        __stcs(d + i + 3 * stride, e);
     }
     for (; i < n; i += stride) __stcs(d + i, __ldcs(s + i));
 }
@@ -254,7 +257,10 @@ __global__ void chase_kernel(const unsigned *__restrict__ p, long steps, unsigne
 }
 
 // One random cycle through all 128-byte lines of a `ws` byte buffer (Sattolo's algorithm).
-static double chase_ns(size_t ws, long steps) {
+// cold=false (L2): a full pass over the chain first, so every line is in L2, then time.
+// cold=true (DRAM): before each timed walk 512 MiB of scratch are written, which evicts the
+// chain from L2; each walk starts at the same node and visits `steps` distinct lines.
+static double chase_ns(size_t ws, long steps, bool cold) {
     size_t lines = ws / 128;
     std::vector<unsigned> perm(lines);
     for (size_t i = 0; i < lines; i++) perm[i] = (unsigned)i;
@@ -266,17 +272,26 @@ static double chase_ns(size_t ws, long steps) {
     std::vector<unsigned> h(ws / 4, 0);
     for (size_t i = 0; i < lines; i++) h[(size_t)i * 32] = perm[i] * 32u;
     unsigned *d, *out;
+    char *scratch = nullptr;
     CK(cudaMalloc(&d, ws));
     CK(cudaMalloc(&out, 4));
     CK(cudaMemcpy(d, h.data(), ws, cudaMemcpyHostToDevice));
-    long warm = (long)std::min<size_t>(lines, 2000000);
-    double ms = time_ms(
-        [&] {
-            chase_kernel<<<1, 1>>>(d, warm, out); // touch (L2 warm-up / TLB warm-up)
-        },
-        0, 1);
-    (void)ms;
-    ms = time_ms([&] { chase_kernel<<<1, 1>>>(d, steps, out); }, 1, g_quick ? 1 : 3);
+    double ms;
+    if (!cold) {
+        steps = std::max<long>(steps, (long)lines);
+        ms = time_ms([&] { chase_kernel<<<1, 1>>>(d, steps, out); }, 1, g_quick ? 1 : 3);
+    } else {
+        steps = std::min<long>(steps, (long)lines);
+        size_t sb = 512ull << 20;
+        CK(cudaMalloc(&scratch, sb));
+        std::vector<double> t;
+        for (int r = 0; r < (g_quick ? 2 : 5); r++) {
+            CK(cudaMemset(scratch, r + 1, sb));
+            t.push_back(time_ms([&] { chase_kernel<<<1, 1>>>(d, steps, out); }, 0, 1));
+        }
+        ms = median(t);
+        CK(cudaFree(scratch));
+    }
     CK(cudaFree(d));
     CK(cudaFree(out));
     return ms * 1e6 / steps;
@@ -284,10 +299,10 @@ static double chase_ns(size_t ws, long steps) {
 
 static void bench_latency() {
     long steps = g_quick ? 20000 : 200000;
-    double l2 = chase_ns(8ull << 20, steps);
-    double l2s = chase_ns(1ull << 20, steps);
-    double d256 = chase_ns(256ull << 20, steps / 2);
-    double d1g = g_quick ? d256 : chase_ns(1ull << 30, steps / 2);
+    double l2 = chase_ns(8ull << 20, steps, false);
+    double l2s = chase_ns(1ull << 20, steps, false);
+    double d256 = chase_ns(256ull << 20, steps / 2, true);
+    double d1g = g_quick ? d256 : chase_ns(1ull << 30, steps / 2, true);
     J.num("l2_latency_ns", l2);
     J.num("l2_latency_1MiB_ns", l2s);
     J.num("dram_latency_ns", d256);

@@ -108,10 +108,10 @@ def bench_gemm(out_path):
 # Each entry: (workload file, params dict, builder) where builder() returns fn(i) running the op
 # once, plus the analytic minimum DRAM bytes (inputs read once + outputs written once).
 def op_list():
-    L = []
+    OPS = []
 
     def add(wl, params, build):
-        L.append((wl, params, build))
+        OPS.append((wl, params, build))
 
     # GEMMs: C[M,N] = A[M,K] @ B[K,N]
     gemms = [(n, n, n) for n in (1024, 2048, 4096, 8192)]
@@ -221,12 +221,12 @@ def op_list():
 
     if QUICK:
         seen, Q = set(), []
-        for e in L:
+        for e in OPS:
             if e[0] not in seen:
                 seen.add(e[0])
                 Q.append(e)
-        L = Q
-    return L
+        OPS = Q
+    return OPS
 
 
 def params_str(p):

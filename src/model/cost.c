@@ -24,7 +24,7 @@ enum { GEMM_SPLITK_MIN_K = 256 };
 enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4 };
 /* Row kernels (softmax/norms/reductions): a CTA of 256 threads handles at least this many
  * elements (several short rows per CTA, one long row per CTA). */
-enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024 };
+enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
@@ -48,6 +48,16 @@ double cost_simt_rate(const hw_gpu *g, double clock_MHz)
 double cost_sfu_rate(const hw_gpu *g, double clock_MHz)
 {
     return hw_simt_flops_per_sm(g, clock_MHz) / SFU_PER_FP32_FLOP_DIV * g->simt_frac;
+}
+
+/* Little's law: with `inflight` bytes outstanding per SM and a round-trip latency, an SM
+ * cannot move more than inflight / latency bytes per second. */
+static double little_cap(double peak, double lat_ns, int active_sms, double inflight)
+{
+    if (lat_ns <= 0)
+        return peak;
+    double little = (double)active_sms * inflight / (lat_ns * 1e-9);
+    return little < peak ? little : peak;
 }
 
 double cost_dram_Bps(const hw_gpu *g, int active_sms)
@@ -110,6 +120,46 @@ static double sat_mul(double a, double b)
     return r > 9.0e18 ? 9.0e18 : r;
 }
 
+/* Wave-quantized tensor work of a tm x tn tiling on `sms` SMs (split-K as in cost_tile). */
+static double gemm_tile_work(const hw_gpu *g, const op_work *w, int sms, int esz, int64_t tm,
+                             int64_t tn)
+{
+    int64_t base = cdiv(w->m, tm) * cdiv(w->n, tn) * w->batch, sk = 1;
+    if (base < sms && w->k >= 2 * GEMM_SPLITK_MIN_K) {
+        int64_t s = sms / base, kmax = w->k / GEMM_SPLITK_MIN_K;
+        sk = s < kmax ? s : kmax;
+        if (sk < 1)
+            sk = 1;
+    }
+    int64_t tiles = base * sk;
+    double smem = (double)GEMM_STAGES * (double)(tm + tn) * GEMM_TILE_K * esz;
+    int cps = occupancy(g, smem, GEMM_THREADS);
+    int64_t slots = (int64_t)sms * cps;
+    int64_t waves = tiles / slots + (tiles % slots != 0);
+    return (double)waves * cps * (double)tm * (double)tn * (double)cdiv(w->k, sk);
+}
+
+static void gemm_pick_tile(const hw_gpu *g, const op_work *w, int sms, int esz, int64_t *tm,
+                           int64_t *tn)
+{
+    int64_t cand[3][2] = {{pow2_tile(w->m), pow2_tile(w->n)}, {128, 256}, {256, 128}};
+    *tm = cand[0][0];
+    *tn = cand[0][1];
+    double best = gemm_tile_work(g, w, sms, esz, *tm, *tn);
+    for (int i = 1; i < 3; i++) {
+        if (w->m < cand[i][0] || w->n < cand[i][1])
+            continue;
+        if ((double)GEMM_STAGES * (double)(cand[i][0] + cand[i][1]) * GEMM_TILE_K * esz > hw_smem_bytes(g))
+            continue;
+        double work = gemm_tile_work(g, w, sms, esz, cand[i][0], cand[i][1]);
+        if (work < best) {
+            best = work;
+            *tm = cand[i][0];
+            *tn = cand[i][1];
+        }
+    }
+}
+
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
 {
     memset(t, 0, sizeof *t);
@@ -118,8 +168,10 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
     double l2cap = hw_l2_bytes(g);
     switch (w->kind) {
     case OPK_GEMM: {
-        t->tm = pow2_tile(w->m);
-        t->tn = pow2_tile(w->n);
+        /* CTA tile: cuBLAS/CUTLASS pick among kernels by expected efficiency; we take the
+         * candidate tile (128x128, or 128x256 / 256x128 when the problem is that large and the
+         * 4-stage pipeline fits shared memory) with the least wave-quantized tensor work */
+        gemm_pick_tile(g, w, sms, esz, &t->tm, &t->tn);
         int64_t mt = cdiv(w->m, t->tm), nt = cdiv(w->n, t->tn);
         int64_t base = mt * nt * w->batch;
         /* split-K when the output tiles cannot fill the SMs (cuBLAS does this for skinny GEMMs) */
@@ -196,10 +248,18 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         break;
     }
     case OPK_ROW: {
-        int64_t rows_per_cta = w->row_len >= ROW_MIN_ELEMS_PER_CTA ? 1 : ROW_MIN_ELEMS_PER_CTA / w->row_len;
+        /* ATen's grids: layer_norm/rms_norm and block softmax run one row per CTA of 128
+         * threads (launch_vectorized_layer_norm_kernel: blocks(M), num_threads() = 128);
+         * softmax over rows of <= 1024 elements runs one warp per row, 4 rows per CTA
+         * (persistent warp softmax); reductions pack rows until a CTA holds 1024 elements */
+        int64_t rows_per_cta = 1;
+        if (w->row_len < ROW_MIN_ELEMS_PER_CTA && w->flops_simt <= (int64_t)w->elems * 1 + w->rows)
+            rows_per_cta = ROW_MIN_ELEMS_PER_CTA / w->row_len; /* plain reductions */
+        else if (w->row_len <= ROW_MIN_ELEMS_PER_CTA && w->sfu_ops >= w->elems)
+            rows_per_cta = ROW_THREADS_ATEN / 32; /* softmax: a warp per row */
         t->tiles = cdiv(w->rows ? w->rows : 1, rows_per_cta);
-        t->threads_per_cta = ROW_THREADS;
-        t->ctas_per_sm = occupancy(g, 0, ROW_THREADS);
+        t->threads_per_cta = ROW_THREADS_ATEN;
+        t->ctas_per_sm = occupancy(g, 0, ROW_THREADS_ATEN);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
@@ -277,8 +337,30 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->l2_bytes = t.l2_bytes;
     r->dram_read_bytes = ext_dram_read + t.extra_dram_read_bytes;
     r->dram_write_bytes = ext_dram_write;
-    r->l2_s = (double)r->l2_bytes / cost_l2_Bps(g, active, c->clock_MHz);
-    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) / cost_dram_Bps(g, active);
+    /* bytes in flight per SM: cp.async pipelines (GEMM, attention) and vectorized kernels keep
+     * one 16-byte load per thread of a full SM outstanding; other kernels are limited by their
+     * resident threads and access width, and by the bytes a CTA has to move at all */
+    double inflight = (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD;
+    if (w->kind != OPK_GEMM && w->kind != OPK_ATTN) {
+        int acc = w->access_bytes > 0 ? w->access_bytes : INFLIGHT_BYTES_PER_THREAD;
+        double threads = (double)t.ctas_per_sm * t.threads_per_cta;
+        if (threads > g->max_threads_per_sm)
+            threads = g->max_threads_per_sm;
+        double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
+        double per_cta = fmin(threads / t.ctas_per_sm * acc, per_cta_bytes);
+        inflight = fmax(1.0, fmin(inflight, per_cta * t.ctas_per_sm));
+    }
+    double l2_peak = g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (c->clock_MHz / g->clock_MHz);
+    double dram_peak = g->dram_bandwidth_GBps * 1e9 * g->dram_frac;
+    r->l2_s = (double)r->l2_bytes / little_cap(l2_peak, g->l2_latency_ns, active, inflight);
+    if (w->kind == OPK_SCATTER && g->l2_atomic_Gops > 0) {
+        /* every element is one atomic read-modify-write executed at L2 */
+        double atomic_s = (double)w->elems / (g->l2_atomic_Gops * 1e9 * (c->clock_MHz / g->clock_MHz));
+        if (atomic_s > r->l2_s)
+            r->l2_s = atomic_s;
+    }
+    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) /
+                little_cap(dram_peak, g->dram_latency_ns, active, inflight);
     r->launch_s = cost_launch_s(g, c);
     /* the first tile waits one memory round trip before it can compute (pipeline fill) */
     r->latency_s = (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;

@@ -37,6 +37,7 @@ static const hw_field HW_FIELDS[] = {
     {"l2.capacity_MiB", D(l2_capacity_MiB), 1e-3, 1e6, 0, 0},
     {"l2.bandwidth_GBps", D(l2_bandwidth_GBps), 1e-3, 1e7, 0, 0},
     {"l2.latency_ns", D(l2_latency_ns), 0, 1e6, 0, 0},
+    {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0},
     {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
     {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
     {"efficiency.tensor_frac", D(tensor_frac), 1e-3, 1, 0, 0},

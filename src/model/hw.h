@@ -21,6 +21,7 @@ typedef struct hw_gpu {
     /* memory */
     double dram_capacity_GiB, dram_bandwidth_GBps, dram_latency_ns;
     double l2_capacity_MiB, l2_bandwidth_GBps, l2_latency_ns;
+    double l2_atomic_Gops; /* L2 atomic read-modify-write throughput, 0 = not known (no limit) */
     /* launch */
     double launch_overhead_us, launch_graph_overhead_us;
     /* achievable fractions of each peak */

@@ -93,6 +93,8 @@ typedef struct op_work {
     int causal;
     int64_t table_rows;         /* GATHER/SCATTER: rows of the indexed table / destination */
     int is_backward;            /* ATTN_BWD etc. */
+    int access_bytes;           /* bytes one thread loads per access: 16 (vectorized) or the
+                                   element size (ATen's scalar index kernels) */
 } op_work;
 
 /** Name of a type ("matmul"). */
