@@ -110,12 +110,24 @@ static void csv_num(FILE *f, double v)
         fputs(",", f);
 }
 
+/* Energy-delay product (J s) and performance per watt: (1/t) / (E/t) = 1/E runs per joule. */
+static double edp_J_s(const kt_result *r)
+{
+    return r->energy_J > 0 ? r->energy_J * r->time_s : NAN;
+}
+
+static double runs_per_J(const kt_result *r)
+{
+    return r->energy_J > 0 ? 1.0 / r->energy_J : NAN;
+}
+
 static void table_run(FILE *f, const cmp_run *u, const char *hw, double cap_W)
 {
     fprintf(f, "%s on %s, %s:\n", u->workload, hw, cli_mode_name(u->training));
     fprintf(f, "%-8s %12s %8s %8s %12s %12s %9s %8s %9s %10s %9s", "exec", "time_us", "vs_bsp",
             "vs_vf", "dram_rd_MB", "dram_wr_MB", "dram_red%", "kernels", "covered", "energy_J",
             "power_W");
+    fprintf(f, " %9s %9s", "EDP_mJs", "runs/J");
     if (cap_W > 0)
         fprintf(f, " %12s %10s %9s %9s %8s", "cap_time_us", "cap_en_J", "cap_W", "cap_MHz",
                 "cap_vs_bsp");
@@ -133,6 +145,8 @@ static void table_run(FILE *f, const cmp_run *u, const char *hw, double cap_W)
         fprintf(f, " %8d %4d/%-4d", r->kernels, r->ops_covered, r->ops_total);
         num_cell(f, " %*.4g", r->energy_J, 10);
         num_cell(f, " %*.1f", r->avg_power_W, 9);
+        num_cell(f, " %*.4g", edp_J_s(r) * 1e3, 9);
+        num_cell(f, " %*.4g", runs_per_J(r), 9);
         if (cap_W > 0 && u->cap[x]) {
             const kt_result *c = u->cap[x];
             fprintf(f, " %12.2f", c->time_s * 1e6);
@@ -195,6 +209,10 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
     out_json_num(f, r->energy_J);
     fputs(", \"avg_power_W\": ", f);
     out_json_num(f, r->avg_power_W);
+    fputs(", \"edp_J_s\": ", f);
+    out_json_num(f, edp_J_s(r));
+    fputs(", \"perf_per_W_runs_per_J\": ", f);
+    out_json_num(f, runs_per_J(r));
     fputs(", \"class_time_s\": {", f);
     for (int i = 0; i < UC_COUNT; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
@@ -270,7 +288,8 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
 {
     fputs("workload,mode,exec,hw,time_s,speedup_vs_bsp,speedup_vs_vf,flops,dram_read_bytes,"
           "dram_write_bytes,dram_bytes,traffic_reduction_frac,kernels,ops_total,ops_covered,"
-          "coverage_frac,clock_MHz,energy_J,avg_power_W,class_both_low_time_s,"
+          "coverage_frac,clock_MHz,energy_J,avg_power_W,edp_J_s,perf_per_W_runs_per_J,"
+          "class_both_low_time_s,"
           "class_sm_low_time_s,class_dram_low_time_s,class_neither_low_time_s,power_cap_W,"
           "capped_time_s,capped_energy_J,capped_avg_power_W,capped_clock_MHz,"
           "capped_speedup_vs_bsp,capped_speedup_vs_vf\n",
@@ -293,6 +312,8 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
             csv_num(f, r->clock_MHz);
             csv_num(f, r->energy_J);
             csv_num(f, r->avg_power_W);
+            csv_num(f, edp_J_s(r));
+            csv_num(f, runs_per_J(r));
             for (int c = 0; c < UC_COUNT; c++)
                 csv_num(f, r->class_time_s[c]);
             const kt_result *c = cap_W > 0 ? u->cap[x] : NULL;

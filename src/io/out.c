@@ -135,7 +135,9 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
     if (r->extra && r->exec && !strcmp(r->exec, "kitsune"))
         out_json_pipelines(f, r->extra, g);
     if (with_items) {
-        fputs(",\n  \"ops\": [", f);
+        /* bsp lists ops, vf its fusion groups, kitsune its kernels (pipelines and groups) */
+        const char *key = !strcmp(r->exec, "vf") ? "groups" : !strcmp(r->exec, "kitsune") ? "kernels" : "ops";
+        fprintf(f, ",\n  \"%s\": [", key);
         for (int i = 0; i < r->nitems; i++) {
             const kt_item *it = &r->items[i];
             const cost_result *c = &it->c;
