@@ -61,7 +61,7 @@ static kt_result run(void)
     ck_assert_msg(wl_check(&G, "t.json", &e) == 0, "%s: %s", e.path, e.msg);
     op_work *w = bsp_works(&G, &A, &e);
     ck_assert_msg(w != NULL, "%s", e.msg);
-    cost_ctx c = {HW.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
     kt_result r;
     ck_assert_msg(bsp_run(&HW, &G, w, &c, &A, &r, &e) == 0, "%s", e.msg);
     return r;
@@ -178,7 +178,7 @@ START_TEST(test_masked)
     err_clear(&e);
     ck_assert_int_eq(wl_check(&G, "t.json", &e), 0);
     op_work *w = bsp_works(&G, &A, &e);
-    cost_ctx c = {HW.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
     kt_result all, rest;
     ck_assert_int_eq(bsp_run(&HW, &G, w, &c, &A, &all, &e), 0);
     unsigned char ex[2] = {1, 0};

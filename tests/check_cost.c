@@ -31,7 +31,7 @@ static hw_gpu synth(void)
     return g;
 }
 
-static const cost_ctx CTX = {1000, 1};
+static const cost_ctx CTX = {.clock_MHz = 1000, .graph_launch = 1};
 
 /* An elementwise op over n fp32 elements, one SIMT FLOP each. */
 static op_work stream(int64_t n)
@@ -207,7 +207,7 @@ END_TEST
 START_TEST(test_latency_bound)
 {
     hw_gpu g = load_hw("a100");
-    cost_ctx c = {g.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
     op_work w = stream(256); /* 1 KiB in, 1 KiB out */
     cost_result r;
     cost_eval(&g, &w, g.sm_count, &c, 1024, 1024, &r);
@@ -221,7 +221,7 @@ START_TEST(test_latency_bound)
     cost_eval(&g, &w, g.sm_count, &c, 0, 1024, &r);
     ck_assert_double_eq_tol(r.latency_s, 163e-9, 1e-15);
     /* plain launches */
-    cost_ctx plain = {g.clock_MHz, 0};
+    cost_ctx plain = {.clock_MHz = g.clock_MHz, .graph_launch = 0};
     cost_eval(&g, &w, g.sm_count, &plain, 0, 1024, &r);
     ck_assert_double_eq_tol(r.launch_s, 4.0e-6, 1e-15);
     ck_assert_double_eq_tol(cost_launch_s(&g, &plain), 4.0e-6, 1e-15);
@@ -247,7 +247,7 @@ START_TEST(test_simt_fallback)
     ck_assert_double_eq_tol(rh.tensor_s, 2.0 * 128 * 128 * 256 / 1e12, 1e-15);
     /* the shipped v100 lacks bf16 tensor cores */
     hw_gpu v = load_hw("v100");
-    cost_ctx vc = {v.clock_MHz, 1};
+    cost_ctx vc = {.clock_MHz = v.clock_MHz, .graph_launch = 1};
     op_work b = gemm(1024, 1024, 1024, DT_BF16);
     cost_eval(&v, &b, v.sm_count, &vc, 0, 0, &r);
     ck_assert_int_eq(r.tensor_on_simt, 1);
@@ -299,11 +299,33 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+
+/* The block scheduler starts CTAs at a finite rate: n tiny CTAs cannot take less than
+ * n x cta_dispatch_ns, whatever the bandwidth; persistent kernels (pipeline stages) skip it. */
+START_TEST(test_cta_dispatch)
+{
+    hw_gpu g = synth();
+    g.cta_dispatch_ns = 2.0;
+    op_work w = stream(512 * 100000); /* 512 fp32 per CTA (128 threads x 4): 100,000 CTAs */
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.tiles, 100000);
+    ck_assert_double_eq_tol(r.dispatch_s, 100000 * 2.0e-9, 1e-12);
+    ck_assert_double_eq_tol(r.compute_s, 2.0e-4, 1e-12); /* dispatch exceeds the 5.12e-5 s of SIMT work */
+    ck_assert_int_eq(r.bound, BOUND_LATENCY);
+    cost_ctx p = CTX;
+    p.persistent = 1;
+    cost_eval(&g, &w, g.sm_count, &p, 0, 0, &r);
+    ck_assert(r.dispatch_s == 0);
+}
+END_TEST
+
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
     TCase *t = tcase_create("cost_tile");
     tcase_add_test(t, test_tiles_and_waves);
+    tcase_add_test(t, test_cta_dispatch);
     tcase_add_test(t, test_gemm_tiles);
     tcase_add_test(t, test_split_k);
     suite_add_tcase(s, t);

@@ -245,7 +245,7 @@ static void gemm_item(const hw_gpu *g, int64_t n, kt_item *it)
     w.in_bytes[0] = w.in_bytes[1] = n * n * 2;
     w.in_l2_bytes = 2 * n * n * 2;
     w.out_bytes = n * n * 2;
-    cost_ctx c = {g->clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = g->clock_MHz, .graph_launch = 1};
     memset(it, 0, sizeof *it);
     it->name = "gemm";
     it->type = "matmul";
@@ -265,7 +265,7 @@ static void add_item(const hw_gpu *g, int64_t elems, kt_item *it)
     w.in_bytes[0] = w.in_bytes[1] = elems * 2;
     w.in_l2_bytes = elems * 4;
     w.out_bytes = elems * 2;
-    cost_ctx c = {g->clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = g->clock_MHz, .graph_launch = 1};
     memset(it, 0, sizeof *it);
     it->name = "add";
     it->type = "add";

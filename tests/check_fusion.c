@@ -41,7 +41,7 @@ static void run(const wl_graph *g, int fuse_backward, const unsigned char *exclu
     err_clear(&e);
     op_work *w = bsp_works(g, a, &e);
     ck_assert_msg(w != NULL, "%s", e.msg);
-    cost_ctx c = {A100.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = A100.clock_MHz, .graph_launch = 1};
     if (b)
         ck_assert_msg(bsp_run(&A100, g, w, &c, a, b, &e) == 0, "%s", e.msg);
     ck_assert_msg(vf_run_masked(&A100, g, w, &c, fuse_backward, exclude, a, v, &e) == 0, "%s",

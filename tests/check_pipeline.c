@@ -49,7 +49,7 @@ START_TEST(equal_stages_split_evenly)
     chain(&a, &g, &w, 8192, 1024);
     kt_opts o;
     kt_opts_default(&o);
-    cost_ctx c = {hw.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
     ks_pipeline p;
     kt_err e;
     ck_assert_msg(ks_eval_segment(&hw, &g, w, &c, &o, 0, 1, &a, &p, &e) == 0, "%s", e.msg);
@@ -85,7 +85,7 @@ START_TEST(throughput_within_bounds)
         chain(&a, &g, &w, SHAPES[k][0], SHAPES[k][1]);
         kt_opts o;
         kt_opts_default(&o);
-        cost_ctx c = {hw.clock_MHz, 1};
+        cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
         ks_pipeline p;
         kt_err e;
         ck_assert(ks_eval_segment(&hw, &g, w, &c, &o, 0, 1, &a, &p, &e) == 0);
@@ -120,7 +120,7 @@ START_TEST(spills_when_l2_too_small)
     chain(&a, &g, &w, 8192, 1024);
     kt_opts o;
     kt_opts_default(&o);
-    cost_ctx c = {hw.clock_MHz, 1};
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
     ks_pipeline fit, sp;
     kt_err e;
     ck_assert(ks_eval_segment(&hw, &g, w, &c, &o, 0, 1, &a, &fit, &e) == 0);

@@ -5,7 +5,7 @@
 set -u
 bin=${1:-build/kitsune}
 KITSUNE_HOME=$(pwd); export KITSUNE_HOME
-limit=0.20
+limit=0.18
 out=$("$bin" validate validation/h200-ops.csv --launch plain --max-error $limit 2>&1); st=$?
 summary=$(echo "$out" | grep '^mean absolute percentage error')
 if [ $st -eq 0 ]; then

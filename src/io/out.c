@@ -166,6 +166,8 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             out_json_num(f, c->latency_s);
             fputs(", \"launch\": ", f);
             out_json_num(f, c->launch_s);
+            fputs(", \"cta_dispatch\": ", f);
+            out_json_num(f, c->dispatch_s);
             fprintf(f, "}, \"tiles\": %lld, \"waves\": %lld, \"sms\": %d", (long long)c->tiles,
                     (long long)c->waves, c->sms);
             fputs(", \"sm_util\": ", f);

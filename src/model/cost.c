@@ -19,9 +19,10 @@ enum { GEMM_TILE_MAX = 128, GEMM_TILE_MIN = 16, GEMM_TILE_K = 32, GEMM_STAGES = 
        GEMM_THREADS = 256 };
 /* Split-K only when K is long enough that each split keeps this many K per CTA. */
 enum { GEMM_SPLITK_MIN_K = 256 };
-/* ATen elementwise kernels: 128 threads x 4 elements per thread (ATen/native/cuda/Loops.cuh:
- * num_threads() = 128, thread_work_size() = 4). */
-enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4 };
+/* ATen elementwise kernels: 128 threads, each moving 16 bytes of elements (PyTorch >= 2.3,
+ * ATen/native/cuda/thread_constants.h: elems_per_thread by io size: 8 for 2-byte types, 4 for
+ * 4-byte types); STREAM_ELEMS_PER_THREAD is the fallback for index kernels. */
+enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREAD = 16 };
 /* Row kernels (softmax/norms/reductions): a CTA of 256 threads handles at least this many
  * elements (several short rows per CTA, one long row per CTA). */
 enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
@@ -280,7 +281,13 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
     case OPK_GATHER:
     case OPK_STREAM:
     default: {
-        t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+        int64_t per_thread = STREAM_ELEMS_PER_THREAD;
+        if (w->kind == OPK_STREAM && w->elems > 0 && w->out_bytes > 0) {
+            int64_t esz_out = w->out_bytes / w->elems; /* bytes per output element */
+            if (esz_out >= 1 && esz_out <= STREAM_BYTES_PER_THREAD)
+                per_thread = STREAM_BYTES_PER_THREAD / esz_out;
+        }
+        t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * per_thread);
         t->threads_per_cta = STREAM_THREADS;
         t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
@@ -333,6 +340,14 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         r->simt_s = per_sm * tile_simt_s;
     }
     r->compute_s = r->tensor_s + r->simt_s;
+    /* the block scheduler starts CTAs at a finite GPU-wide rate (hw launch.cta_dispatch_ns,
+     * measured on the H200 with empty CTAs: hw/calibrate/cta_rate.cu); a kernel of many tiny
+     * CTAs cannot finish sooner; it runs in the SM clock domain */
+    r->dispatch_s = c->persistent ? 0
+                                  : (double)t.tiles * g->cta_dispatch_ns * 1e-9 * (g->clock_MHz / c->clock_MHz);
+    int dispatch_bound = r->dispatch_s > r->compute_s;
+    if (dispatch_bound)
+        r->compute_s = r->dispatch_s;
 
     r->l2_bytes = t.l2_bytes;
     r->dram_read_bytes = ext_dram_read + t.extra_dram_read_bytes;
@@ -383,7 +398,7 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         body = r->dram_s;
         r->bound = BOUND_DRAM;
     }
-    if (r->launch_s + r->latency_s > body)
+    if (r->launch_s + r->latency_s > body || (r->bound == BOUND_COMPUTE && dispatch_bound))
         r->bound = BOUND_LATENCY;
     r->time_s = r->launch_s + r->latency_s + body;
     double peak_flops = (w->flops_tensor > 0 && tr > 0)

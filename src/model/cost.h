@@ -12,6 +12,7 @@ typedef enum cost_bound { BOUND_COMPUTE, BOUND_L2, BOUND_DRAM, BOUND_LATENCY, BO
 typedef struct cost_ctx {
     double clock_MHz;  /* SM clock (DVFS); compute and L2 rates scale with it, DRAM does not */
     int graph_launch;  /* 1: kernels launched from a CUDA graph (launch.graph_overhead_us) */
+    int persistent;    /* 1: CTAs loop over tiles (pipeline stages): no per-tile CTA dispatch */
 } cost_ctx;
 
 /** CTA tiling of an op on a GPU. */
@@ -31,6 +32,7 @@ typedef struct cost_tiling {
 typedef struct cost_result {
     double time_s;                 /* launch_s + latency_s + max(compute_s, l2_s, dram_s) */
     double compute_s, tensor_s, simt_s, l2_s, dram_s, latency_s, launch_s;
+    double dispatch_s;             /* tiles x CTA dispatch time (inside compute_s when larger) */
     cost_bound bound;
     int64_t flops;                 /* flops_tensor + flops_simt */
     int64_t flops_tensor, flops_simt, sfu_ops;

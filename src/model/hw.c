@@ -40,6 +40,7 @@ static const hw_field HW_FIELDS[] = {
     {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0},
     {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
     {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
+    {"launch.cta_dispatch_ns", D(cta_dispatch_ns), 0, 1e6, 0, 0},
     {"efficiency.tensor_frac", D(tensor_frac), 1e-3, 1, 0, 0},
     {"efficiency.simt_frac", D(simt_frac), 1e-3, 1, 0, 0},
     {"efficiency.dram_frac", D(dram_frac), 1e-3, 1, 0, 0},

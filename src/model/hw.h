@@ -24,6 +24,7 @@ typedef struct hw_gpu {
     double l2_atomic_Gops; /* L2 atomic read-modify-write throughput, 0 = not known (no limit) */
     /* launch */
     double launch_overhead_us, launch_graph_overhead_us;
+    double cta_dispatch_ns; /* GPU-wide time per CTA started by the block scheduler, at clock_MHz */
     /* achievable fractions of each peak */
     double tensor_frac, simt_frac, dram_frac, l2_frac;
     /* energy */

@@ -91,7 +91,9 @@ static const ks_rate *rate_at(ks_ctx *x, int op, int ci)
     ks_rate *r = &x->rate[(size_t)op * x->ncand + ci];
     if (!r->done) {
         cost_result cr;
-        cost_eval(x->hw, &x->w[op], x->cand[ci], x->c, 0, 0, &cr);
+        cost_ctx pc = *x->c;
+        pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
+        cost_eval(x->hw, &x->w[op], x->cand[ci], &pc, 0, 0, &cr);
         r->compute_s = cr.compute_s;
         r->body_s = fmax(cr.compute_s, fmax(cr.l2_s, cr.dram_s));
         r->l2_bytes = cr.l2_bytes;

@@ -41,7 +41,7 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
     op_work *works = bsp_works(g, a, e);
     if (!works)
         return -1;
-    cost_ctx c = {hw->clock_MHz, o->graph_launch};
+    cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = o->graph_launch};
     if (o->exec_mask & EXEC_BSP) {
         if (bsp_run(hw, g, works, &c, a, &out->res[out->nres], e))
             return -1;
