@@ -391,8 +391,7 @@ START_TEST(test_workloads)
     struct dirent *de;
     int n = 0;
     while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+        if (!kt_is_json(de->d_name))
             continue;
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);

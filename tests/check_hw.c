@@ -89,9 +89,9 @@ START_TEST(test_every_shipped_file_loads)
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json"))
+        if (!kt_is_json(de->d_name))
             continue;
+        size_t len = strlen(de->d_name);
         char path[2048];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         hw_gpu g;

@@ -12,13 +12,7 @@
 
 static hw_gpu a100(void)
 {
-    char path[1024];
-    hw_gpu g;
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
-    ck_assert_msg(hw_load(path, &g, &e) == 0, "%s", e.msg);
-    return g;
+    return kt_test_hw("a100");
 }
 
 /* x[M,K] -> fc1 (W1 [K,K]) -> h -> fc2 (W2 [K,K]) -> y: two identical Tensor stages. */
@@ -153,8 +147,7 @@ START_TEST(never_more_dram_than_bsp)
     struct dirent *de;
     int checked = 0;
     while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        if (n < 6 || strcmp(de->d_name + n - 5, ".json"))
+        if (!kt_is_json(de->d_name))
             continue;
         for (int training = 0; training <= 1; training++) {
             char path[2048];

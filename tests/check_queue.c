@@ -7,13 +7,7 @@
 
 static hw_gpu a100(void)
 {
-    char path[1024];
-    hw_gpu g;
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
-    ck_assert_msg(hw_load(path, &g, &e) == 0, "%s", e.msg);
-    return g;
+    return kt_test_hw("a100");
 }
 
 START_TEST(closed_form)

@@ -10,6 +10,30 @@
 /* Path of the repository root, from the KITSUNE_HOME the runner exports (tests run from it). */
 #define KT_ROOT (getenv("KITSUNE_HOME") ? getenv("KITSUNE_HOME") : ".")
 
+#include <stdio.h>
+#include <string.h>
+
+#include "../src/model/hw.h"
+
+/* A shipped hardware description, hw/<name>.json under KT_ROOT; fails the test if it does not load. */
+static inline hw_gpu kt_test_hw(const char *name)
+{
+    char path[1024];
+    hw_gpu g;
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/hw/%s.json", KT_ROOT, name);
+    ck_assert_msg(hw_load(path, &g, &e) == 0, "%s: %s", path, e.msg);
+    return g;
+}
+
+/* 1 for directory entries named *.json (with a non-empty stem). */
+static inline int kt_is_json(const char *name)
+{
+    size_t n = strlen(name);
+    return n >= 6 && !strcmp(name + n - 5, ".json");
+}
+
 /* main() for a test binary with one suite-building function. */
 #define KT_TEST_MAIN(make_suite)                                   \
     int main(void)                                                 \

@@ -59,6 +59,10 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
 /** Load a workload by name/path with the command's --set overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
+/** Load --hw and the single --workload, and run the model with the command's options
+ *  (predict, map). */
+int cli_run_one(const cli_common *c, hw_gpu *hw, arena *a, wl_graph *g, kt_run_result *rr,
+                kt_err *e);
 /** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
 int cli_list_dir(const char *dir, char names[][64], int max);
 

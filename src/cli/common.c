@@ -314,6 +314,16 @@ int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, w
     return wl_load(path, c->sets, c->nsets, training, a, g, e);
 }
 
+int cli_run_one(const cli_common *c, hw_gpu *hw, arena *a, wl_graph *g, kt_run_result *rr,
+                kt_err *e)
+{
+    return cli_load_hw(c->hw, hw, e) ||
+                   cli_load_wl(c, c->nworkload ? c->workload[0] : NULL, c->opts.training, a, g, e) ||
+                   kt_run(hw, g, &c->opts, a, rr, e)
+               ? -1
+               : 0;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp((const char *)a, (const char *)b);

@@ -218,9 +218,7 @@ int cmd_map(int argc, char **argv)
     kt_run_result rr;
     cli_out out = {0};
     int status = 0;
-    if (cli_load_hw(c.hw, &hw, &e) ||
-        cli_load_wl(&c, c.nworkload ? c.workload[0] : NULL, c.opts.training, &a, &g, &e) ||
-        kt_run(&hw, &g, &c.opts, &a, &rr, &e)) {
+    if (cli_run_one(&c, &hw, &a, &g, &rr, &e)) {
         status = cli_fail("map", &e);
         goto done;
     }

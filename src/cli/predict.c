@@ -62,9 +62,7 @@ int cmd_predict(int argc, char **argv)
     kt_run_result rr;
     cli_out out = {0};
     int status = 0;
-    if (cli_load_hw(c.hw, &hw, &e) ||
-        cli_load_wl(&c, c.nworkload ? c.workload[0] : NULL, c.opts.training, &a, &g, &e) ||
-        kt_run(&hw, &g, &c.opts, &a, &rr, &e) || cli_out_open(&out, c.out_path, &e)) {
+    if (cli_run_one(&c, &hw, &a, &g, &rr, &e) || cli_out_open(&out, c.out_path, &e)) {
         status = cli_fail("predict", &e);
         goto done;
     }
