@@ -101,10 +101,14 @@ do for [term = 1:2] {
   set xtics rotate by 90 right font ",7"
   set key above horizontal font ",7" samplen 1 maxcols 4
   set title "(d) inference time by utilization class (low: < 33% of peak)" font ",8"
+  set bmargin 5.5
+  set yrange [0:105]
   plot classes using 2:xtic(1) title 'SM+DRAM low' lc rgb '#d7191c', \
        '' using 3 title 'SM low' lc rgb '#fdae61', \
        '' using 4 title 'DRAM low' lc rgb '#abd9e9', \
        '' using 5 title 'neither low' lc rgb '#2c7bb6'
+  unset bmargin
+  set yrange [0:*]
   set xtics rotate by 30 right font ",8"
   set key above horizontal maxcols 2 font ",8" samplen 1.5 width 1
   set style histogram clustered gap 1
