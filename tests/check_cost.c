@@ -320,12 +320,44 @@ START_TEST(test_cta_dispatch)
 }
 END_TEST
 
+
+/* Row kernels with measured instruction counts are issue-bound: 4 warp-instructions per clock
+ * per SM. 1600 rows of 2048 on 10 SMs, one row per 128-thread CTA, 16 CTAs per SM: 10 waves of
+ * 16 CTAs, each 1000 + 2 x 2048 = 5096 thread-instructions at 128 per ns. */
+START_TEST(test_row_instructions)
+{
+    hw_gpu g = synth();
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_ROW;
+    w.cdt = DT_FP32;
+    w.rows = 1600;
+    w.row_len = 2048;
+    w.elems = 1600 * 2048;
+    w.flops_simt = 8 * w.elems; /* a norm, not a plain reduction */
+    w.inst_per_elem = 2;
+    w.inst_per_cta = 1000;
+    w.nin = 1;
+    w.in_bytes[0] = w.in_l2_bytes = w.out_bytes = 4 * w.elems;
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &CTX, 0, 0, &r);
+    ck_assert_int_eq(r.tiles, 1600);
+    ck_assert_int_eq(r.waves, 10);
+    ck_assert_double_eq_tol(r.simt_s, 10 * 16 * 5096 / 128e9, 1e-15);
+    cost_ctx p = CTX;
+    p.persistent = 1; /* the per-CTA part is paid once per resident CTA, not per row */
+    cost_eval(&g, &w, g.sm_count, &p, 0, 0, &r);
+    ck_assert_double_eq_tol(r.simt_s, 10 * 16 * 4096 / 128e9, 1e-15);
+}
+END_TEST
+
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
     TCase *t = tcase_create("cost_tile");
     tcase_add_test(t, test_tiles_and_waves);
     tcase_add_test(t, test_cta_dispatch);
+    tcase_add_test(t, test_row_instructions);
     tcase_add_test(t, test_gemm_tiles);
     tcase_add_test(t, test_split_k);
     suite_add_tcase(s, t);

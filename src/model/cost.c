@@ -22,7 +22,8 @@ enum { GEMM_SPLITK_MIN_K = 256 };
 /* ATen elementwise kernels: 128 threads, each moving 16 bytes of elements (PyTorch >= 2.3,
  * ATen/native/cuda/thread_constants.h: elems_per_thread by io size: 8 for 2-byte types, 4 for
  * 4-byte types); STREAM_ELEMS_PER_THREAD is the fallback for index kernels. */
-enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREAD = 16 };
+enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREAD = 16,
+       GATHER_MAX_THREADS = 256 };
 /* Row kernels (softmax/norms/reductions): a CTA of 256 threads handles at least this many
  * elements (several short rows per CTA, one long row per CTA). */
 enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
@@ -35,6 +36,9 @@ enum { INFLIGHT_BYTES_PER_THREAD = 16 };
  * per clock per SM (CUDA C++ Programming Guide, arithmetic instructions table); we use
  * simt_fp32_flop_per_clk_per_sm / 8 (= 16 per clk on A100: 128/8). */
 enum { SFU_PER_FP32_FLOP_DIV = 8 };
+/* Each SM has 4 sub-partitions, each issuing one warp-instruction per clock (CC 7.0-10.0;
+ * NVIDIA Volta/Ampere/Hopper tuning guides, "SM" sections). */
+enum { WARP_ISSUE_PER_CLK_PER_SM = 4 };
 
 double cost_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz)
 {
@@ -263,6 +267,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->ctas_per_sm = occupancy(g, 0, ROW_THREADS_ATEN);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+        if (w->inst_per_elem > 0 || w->inst_per_cta > 0)
+            t->tile_inst = w->inst_per_cta + w->inst_per_elem * (double)w->elems / (double)t->tiles;
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
         break;
     }
@@ -289,7 +295,19 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         }
         t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * per_thread);
         t->threads_per_cta = STREAM_THREADS;
-        t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+        if (w->kind == OPK_GATHER && w->rows > 0 && w->out_bytes > 0) {
+            /* ATen's vectorized_gather_kernel<16>: one 16-byte vector per thread, a CTA of
+             * whole warps (at most GATHER_MAX_THREADS) per gathered row, as many CTAs per row
+             * as the row needs (ncu on the H200: 256-byte rows -> 32-thread CTAs, one per
+             * index; 8 KiB rows -> 2 CTAs of 256 threads) */
+            int64_t vecs = cdiv(w->out_bytes / w->rows, STREAM_BYTES_PER_THREAD);
+            int64_t thr = cdiv(vecs, 32) * 32;
+            if (thr > GATHER_MAX_THREADS)
+                thr = GATHER_MAX_THREADS;
+            t->threads_per_cta = (int)thr;
+            t->tiles = w->rows * cdiv(vecs, thr);
+        }
+        t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
@@ -330,6 +348,15 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
     double tile_simt_s = t.tile_flops_simt / cost_simt_rate(g, c->clock_MHz) +
                          t.tile_sfu_ops / cost_sfu_rate(g, c->clock_MHz);
+    if (t.tile_inst > 0) {
+        /* measured instruction counts: issue-bound time (they include the math); a persistent
+         * stage kernel keeps its CTAs and pays ATen's per-CTA prologue and block-reduction
+         * setup once, not once per row */
+        double inst = t.tile_inst - (c->persistent ? w->inst_per_cta : 0.0);
+        if (inst < 0)
+            inst = 0;
+        tile_simt_s = inst / (WARP_ISSUE_PER_CLK_PER_SM * 32.0 * c->clock_MHz * 1e6 * g->simt_frac);
+    }
     /* each SM runs ctas_per_sm tiles at once, sharing its units */
     double per_wave = (double)t.ctas_per_sm;
     r->tensor_s = (double)r->waves * per_wave * tile_tensor_s;

@@ -25,6 +25,7 @@ typedef struct cost_tiling {
     int threads_per_cta;
     double tile_flops_tensor; /* FLOPs one tile executes, padding included */
     double tile_flops_simt, tile_sfu_ops;
+    double tile_inst;         /* issued thread-instructions per tile when known (replaces SIMT FLOPs) */
     int64_t l2_bytes;    /* L2 -> SM bytes of the whole kernel, re-reads included */
     int64_t extra_dram_read_bytes; /* operand re-reads that miss L2 (working set > L2) */
 } cost_tiling;

@@ -38,6 +38,26 @@ static const ew_cost EW_COST[] = {
     {OP_EXPAND, 0, 0}, /* broadcast copy (reduce backward): a store per output element */
 };
 /* Row ops, per input element. */
+/* Issued thread-instructions of ATen's row kernels (PyTorch 2.11, bf16, sm_90), from ncu's
+ * smsp__inst_executed on the H200 (hw/calibrate/ncu_kernels.py, results/raw/ncu_kernels.csv):
+ * a per-CTA part (block reductions, Welford merges, prologue) and a per-element part, fitted
+ * through two row lengths (128 and 4096) where two were measured. These kernels are
+ * instruction-issue bound (ncu: 77-88% of SM throughput), so their time follows these counts,
+ * not their FLOPs. Reductions (one measured shape cannot separate per-row from per-element
+ * cost) and backward kernels keep the FLOP estimate. */
+typedef struct row_inst {
+    int type;
+    double per_elem, per_cta;
+} row_inst;
+static const row_inst ROW_INST[] = {
+    {OP_LAYERNORM, 32.4, 25280}, /* 920 / 4935 warp-instr per CTA at D = 128 / 4096 */
+    {OP_RMSNORM, 12.2, 14144},   /* 491 / 2002 */
+    {OP_SOFTMAX, 48.5, 0},       /* warp-per-row softmax, rows <= 1024 (block softmax below) */
+};
+/* cunn_SoftMaxForwardReg (rows > 1024, one 1024-thread CTA per row): 10173 warp-instructions
+ * per row of 4096 */
+#define SOFTMAX_BLOCK_INST_PER_ELEM 79.5
+
 static const ew_cost ROW_COST[] = {
     {OP_REDUCE, 1, 0},    {OP_SOFTMAX, 4, 1},  {OP_SOFTMAX_BWD, 4, 0},
     {OP_LAYERNORM, 8, 0}, {OP_RMSNORM, 5, 0},  {OP_NORM_BWD, 12, 0},
@@ -678,6 +698,13 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
         if (o->type == OP_LAYERNORM || o->type == OP_RMSNORM || o->type == OP_NORM_BWD)
             CHK(wl_add(w->sfu_ops, w->rows, &w->sfu_ops)); /* one rsqrt per row */
+        for (size_t i = 0; i < sizeof ROW_INST / sizeof ROW_INST[0]; i++)
+            if (ROW_INST[i].type == o->type) {
+                w->inst_per_elem = ROW_INST[i].per_elem;
+                w->inst_per_cta = ROW_INST[i].per_cta;
+            }
+        if (o->type == OP_SOFTMAX && w->row_len > 1024)
+            w->inst_per_elem = SOFTMAX_BLOCK_INST_PER_ELEM;
         break;
     }
     case OPK_ATTN: {
