@@ -628,6 +628,7 @@ static dtype compute_dtype(dtype d)
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
 {
     memset(w, 0, sizeof *w);
+    w->type = o->type;
     w->kind = op_is_free(g, o) ? OPK_FREE : OP_INFO[o->type].kind;
     if ((o->type == OP_RESHAPE || o->type == OP_VIEW) && !op_is_free(g, o)) /* "copy": true */
         w->kind = OPK_STREAM;

@@ -76,6 +76,7 @@ enum { OP_MAXIN = 64 };
 
 /** Hardware-independent work of one op instance (unique bytes; tiling geometry). */
 typedef struct op_work {
+    int type;              /* op_type of the op (or of a group's main op) */
     op_kind kind;
     dtype cdt;             /* compute dtype (tensor-core peak to use) */
     int64_t flops_tensor;  /* matrix FLOPs (2 per multiply-add) */
