@@ -24,9 +24,10 @@ enum { GEMM_SPLITK_MIN_K = 256 };
  * 4-byte types); STREAM_ELEMS_PER_THREAD is the fallback for index kernels. */
 enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREAD = 16,
        GATHER_MAX_THREADS = 256 };
-/* Row kernels (softmax/norms/reductions): a CTA of 256 threads handles at least this many
- * elements (several short rows per CTA, one long row per CTA). */
-enum { ROW_THREADS = 256, ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
+/* Row kernels (softmax/norms/reductions) as ATen launches them: 128-thread CTAs; plain
+ * reductions pack short rows until a CTA holds ROW_MIN_ELEMS_PER_CTA elements, and softmax
+ * switches from a warp per row to a block per row above that length. */
+enum { ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
@@ -67,22 +68,15 @@ static double little_cap(double peak, double lat_ns, int active_sms, double infl
 
 double cost_dram_Bps(const hw_gpu *g, int active_sms)
 {
-    double peak = g->dram_bandwidth_GBps * 1e9 * g->dram_frac;
-    double lat = g->dram_latency_ns * 1e-9;
-    if (lat <= 0)
-        return peak;
-    double little = (double)active_sms * g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD / lat;
-    return little < peak ? little : peak;
+    return little_cap(g->dram_bandwidth_GBps * 1e9 * g->dram_frac, g->dram_latency_ns, active_sms,
+                      (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD);
 }
 
 double cost_l2_Bps(const hw_gpu *g, int active_sms, double clock_MHz)
 {
-    double peak = g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (clock_MHz / g->clock_MHz);
-    double lat = g->l2_latency_ns * 1e-9;
-    if (lat <= 0)
-        return peak;
-    double little = (double)active_sms * g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD / lat;
-    return little < peak ? little : peak;
+    return little_cap(g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (clock_MHz / g->clock_MHz),
+                      g->l2_latency_ns, active_sms,
+                      (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD);
 }
 
 double cost_launch_s(const hw_gpu *g, const cost_ctx *c)
@@ -382,15 +376,15 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->dram_write_bytes = ext_dram_write;
     /* bytes in flight per SM: cp.async pipelines (GEMM, attention) and vectorized kernels keep
      * one 16-byte load per thread of a full SM outstanding; other kernels are limited by their
-     * resident threads and access width, and by the bytes a CTA has to move at all */
+     * resident threads (16-byte vector loads, as ATen's kernels issue them) and by the bytes a
+     * CTA has to move at all */
     double inflight = (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD;
     if (w->kind != OPK_GEMM && w->kind != OPK_ATTN) {
-        int acc = w->access_bytes > 0 ? w->access_bytes : INFLIGHT_BYTES_PER_THREAD;
         double threads = (double)t.ctas_per_sm * t.threads_per_cta;
         if (threads > g->max_threads_per_sm)
             threads = g->max_threads_per_sm;
         double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
-        double per_cta = fmin(threads / t.ctas_per_sm * acc, per_cta_bytes);
+        double per_cta = fmin(threads / t.ctas_per_sm * INFLIGHT_BYTES_PER_THREAD, per_cta_bytes);
         inflight = fmax(1.0, fmin(inflight, per_cta * t.ctas_per_sm));
     }
     double l2_peak = g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (c->clock_MHz / g->clock_MHz);

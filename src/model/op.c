@@ -771,10 +771,6 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
     case OPK_FREE:
         break;
     }
-    /* bytes one thread loads per access: ATen's kernels load 16-byte vectors where the data
-     * allows; scalar index kernels were measured near streaming bandwidth for wide rows on the
-     * H200 (validation/h200-ops.csv), so they are not singled out */
-    w->access_bytes = 16;
     if (w->kind != OPK_GATHER)
         for (int i = 0; i < o->nin; i++)
             CHK(wl_add(w->in_l2_bytes, w->in_bytes[i], &w->in_l2_bytes));

@@ -96,8 +96,6 @@ typedef struct op_work {
     int is_backward;            /* ATTN_BWD etc. */
     double inst_per_elem;       /* ROW kernels: issued thread-instructions per element and per */
     double inst_per_cta;        /* CTA (ATen's kernels, measured with ncu; 0 = use the FLOPs) */
-    int access_bytes;           /* bytes one thread loads per access: 16 (vectorized) or the
-                                   element size (ATen's scalar index kernels) */
 } op_work;
 
 /** Name of a type ("matmul"). */
