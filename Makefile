@@ -37,20 +37,26 @@ BIN      = $(BUILD)/kitsune
 .PHONY: all deps demo check unit golden bad asan test bench figures validate clean
 all: $(BIN)
 
+# V=1 prints every command.
+Q = $(if $(V),,@)
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(V),:,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BIN): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
+	@$(if $(V),:,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c tests/ktest.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+	@$(if $(V),:,echo "  TEST    $@")
+	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
 # Set-up: installs missing Debian packages (a no-op when all are present).
 deps:

@@ -35,3 +35,37 @@ void err_format(const kt_err *e, char *buf, unsigned long n)
     if (used < n)
         snprintf(buf + used, n - used, "%s", e->msg);
 }
+
+/* Hot path (called for every tensor and op while loading): plain copies, no printf. */
+void err_path(char *out, unsigned long n, const char *base, const char *key, int index)
+{
+    size_t used = 0;
+    if (!n)
+        return;
+    if (base && base != out)
+        for (; *base && used + 1 < n; base++)
+            out[used++] = *base;
+    else if (base == out)
+        used = strnlen(out, n - 1);
+    if (key) {
+        if (used && used + 1 < n)
+            out[used++] = '.';
+        for (; *key && used + 1 < n; key++)
+            out[used++] = *key;
+    } else {
+        char digits[16];
+        int nd = 0;
+        unsigned v = index < 0 ? 0u : (unsigned)index;
+        do {
+            digits[nd++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v && nd < 15);
+        if (used + 1 < n)
+            out[used++] = '[';
+        while (nd && used + 1 < n)
+            out[used++] = digits[--nd];
+        if (used + 1 < n)
+            out[used++] = ']';
+    }
+    out[used] = 0;
+}

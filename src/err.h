@@ -18,6 +18,9 @@ void err_clear(kt_err *e);
 /** Fill e (file/path may be NULL) and return -1, so callers can `return err_set(...)`. */
 int err_set(kt_err *e, int code, const char *file, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/** Append ".key" (key != NULL) or "[index]" to the JSON path `base` into out (size n); base may
+ *  be out itself. Error locations ("ops[3].inputs[1]") are built with it. */
+void err_path(char *out, unsigned long n, const char *base, const char *key, int index);
 /** Format "file: path: msg" (parts omitted when empty) into buf. */
 void err_format(const kt_err *e, char *buf, unsigned long n);
 

@@ -58,7 +58,7 @@ static kt_result run(void)
 {
     kt_err e;
     err_clear(&e);
-    ck_assert_msg(wl_check(&G, "t.json", &e) == 0, "%s: %s", e.path, e.msg);
+    ck_assert_msg(graph_check(&G, "t.json", &e) == 0, "%s: %s", e.path, e.msg);
     op_work *w = bsp_works(&G, &A, &e);
     ck_assert_msg(w != NULL, "%s", e.msg);
     cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
@@ -176,7 +176,7 @@ START_TEST(test_masked)
     OP("b", OP_EXP, &h, 1, y);
     kt_err e;
     err_clear(&e);
-    ck_assert_int_eq(wl_check(&G, "t.json", &e), 0);
+    ck_assert_int_eq(graph_check(&G, "t.json", &e), 0);
     op_work *w = bsp_works(&G, &A, &e);
     cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
     kt_result all, rest;

@@ -29,7 +29,7 @@ static void chain(arena *a, wl_graph *g, op_work **w, int64_t M, int64_t K)
     int i1[2] = {x, w1}, i2[2] = {h, w2};
     ck_assert_int_ge(wl_add_op(g, "fc1", OP_LINEAR, i1, 2, &h, 1, NULL, 0, &e), 0);
     ck_assert_int_ge(wl_add_op(g, "fc2", OP_LINEAR, i2, 2, &y, 1, NULL, 0, &e), 0);
-    ck_assert_msg(wl_check(g, "chain", &e) == 0, "%s", e.msg);
+    ck_assert_msg(graph_check(g, "chain", &e) == 0, "%s", e.msg);
     *w = bsp_works(g, a, &e);
     ck_assert_ptr_nonnull(*w);
 }

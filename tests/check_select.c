@@ -57,7 +57,7 @@ static void build(fixture *f)
     ck_assert_int_ge(wl_add_op(&f->g, "gather", OP_INDEX_SELECT, in, 2, &gth, 1, &ax, 1, &e), 0); /* 4 */
     O(f, "neg", OP_NEG, gth, -1, z);           /* 5 */
     O(f, "other", OP_NEG, x2, -1, z2);         /* 6 */
-    ck_assert_msg(wl_check(&f->g, "t", &e) == 0, "%s", e.msg);
+    ck_assert_msg(graph_check(&f->g, "t", &e) == 0, "%s", e.msg);
     f->w = bsp_works(&f->g, &f->a, &e);
     ck_assert_ptr_nonnull(f->w);
 }

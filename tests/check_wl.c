@@ -280,7 +280,7 @@ START_TEST(test_build_in_code)
     ck_assert_int_eq(g.t[x].bytes, 30);
     ck_assert_int_eq(wl_add_op(&g, "n", OP_NEG, &x, 1, &y, 1, NULL, 0, &e), 0);
     ck_assert_int_eq(g.t[y].producer, 0);
-    ck_assert_int_eq(wl_check(&g, "code.json", &e), 0);
+    ck_assert_int_eq(graph_check(&g, "code.json", &e), 0);
     int64_t big[3] = {INT64_MAX / 2, 2, 2};
     ck_assert_int_eq(wl_add_tensor(&g, "z", 3, big, DT_FP32, TK_INPUT, &e), -1);
     ck_assert_str_eq(e.msg, "element count overflows 64 bits");

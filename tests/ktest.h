@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../src/io/hw_json.h"
+#include "../src/io/wl_json.h"
+#include "../src/model/graph.h"
 #include "../src/model/hw.h"
 
 /* A shipped hardware description, hw/<name>.json under KT_ROOT; fails the test if it does not load. */

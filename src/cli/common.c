@@ -1,4 +1,6 @@
 /* cli: shared command-line plumbing - options, name resolution, atomic output files. */
+#include "../io/hw_json.h"
+#include "../io/wl_json.h"
 #include "cli.h"
 
 #include <dirent.h>

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../io/hw_json.h"
+#include "../io/wl_json.h"
 #include "cli.h"
 #include "cmds.h"
 

@@ -14,6 +14,8 @@
 #include "../io/jsonx.h"
 #include "../model/run.h"
 #include "../opt/ilp.h"
+#include "../io/hw_json.h"
+#include "../io/wl_json.h"
 #include "cli.h"
 #include "cmds.h"
 

@@ -85,45 +85,11 @@ cJSON *jsonx_load(const char *file, kt_err *e)
     return root;
 }
 
-/* Hot path (called for every tensor and op while loading): plain copies, no printf. */
-void jsonx_path(char *out, unsigned long n, const char *base, const char *key, int index)
-{
-    size_t used = 0;
-    if (!n)
-        return;
-    if (base && base != out)
-        for (; *base && used + 1 < n; base++)
-            out[used++] = *base;
-    else if (base == out)
-        used = strnlen(out, n - 1);
-    if (key) {
-        if (used && used + 1 < n)
-            out[used++] = '.';
-        for (; *key && used + 1 < n; key++)
-            out[used++] = *key;
-    } else {
-        char digits[16];
-        int nd = 0;
-        unsigned v = index < 0 ? 0u : (unsigned)index;
-        do {
-            digits[nd++] = (char)('0' + v % 10);
-            v /= 10;
-        } while (v && nd < 15);
-        if (used + 1 < n)
-            out[used++] = '[';
-        while (nd && used + 1 < n)
-            out[used++] = digits[--nd];
-        if (used + 1 < n)
-            out[used++] = ']';
-    }
-    out[used] = 0;
-}
-
 int jsonx_num(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
               double def, double lo, double *out, kt_err *e)
 {
     char p[192];
-    jsonx_path(p, sizeof p, path, key, 0);
+    err_path(p, sizeof p, path, key, 0);
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it) {
         if (has_def) {
@@ -147,7 +113,7 @@ int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *p
               int64_t def, int64_t lo, int64_t *out, kt_err *e)
 {
     char p[192];
-    jsonx_path(p, sizeof p, path, key, 0);
+    err_path(p, sizeof p, path, key, 0);
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it) {
         if (has_def) {
@@ -171,7 +137,7 @@ const cJSON *jsonx_obj(const cJSON *obj, const char *key, const char *file, cons
                        kt_err *e)
 {
     char p[192];
-    jsonx_path(p, sizeof p, path, key, 0);
+    err_path(p, sizeof p, path, key, 0);
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!it) {
         err_set(e, KT_EINPUT, file, p, "missing field");

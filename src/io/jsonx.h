@@ -10,8 +10,6 @@
 cJSON *jsonx_load(const char *file, kt_err *e);
 /** Parse JSON text held in memory; `file` names it in errors. */
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e);
-/** Append ".key" or "[i]" to a JSON path into out (size n). */
-void jsonx_path(char *out, unsigned long n, const char *base, const char *key, int index);
 /** Number field `key` of obj (path names obj): required unless `def` is given (has_def=1).
  *  Must be finite and >= lo; 0 or -1 with e set. */
 int jsonx_num(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,

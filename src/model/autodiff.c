@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph.h"
 #include "op.h"
 #include "run.h"
 
@@ -822,5 +823,5 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
     }
     if (optimizer != OPTIM_NONE && optimizer_step(&c, optimizer, first_use))
         return -1;
-    return wl_check(out, fwd->file, e);
+    return graph_check(out, fwd->file, e);
 }

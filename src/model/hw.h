@@ -1,9 +1,7 @@
 /* hw: GPU hardware description (units in every field name), loaded from hw/<name>.json. */
 #ifndef KT_HW_H
 #define KT_HW_H
-#include <cjson/cJSON.h>
 
-#include "../err.h"
 #include "dtype.h"
 
 /** Tensor-core dtypes with a peak (index by dtype; 0 = unsupported). */
@@ -40,12 +38,6 @@ typedef struct hw_gpu {
     int measured; /* 1 when a calibration merged measured values */
     char measured_date[32];
 } hw_gpu;
-
-/** Convert a parsed hw JSON tree into g; every field is validated (type, finite, range) and
- *  errors name `file` and the JSON path. 0 or -1. */
-int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e);
-/** Load and convert a file. */
-int hw_load(const char *file, hw_gpu *g, kt_err *e);
 
 /** Peak FLOP/s of one SM on the tensor cores for dtype d at clock_MHz (0 if unsupported). */
 double hw_tensor_flops_per_sm(const hw_gpu *g, dtype d, double clock_MHz);

@@ -1,7 +1,7 @@
-/* wl: workload graph - tensors, operators, parameters; loaded from JSON or built in code. */
+/* wl: the workload graph as a data structure - tensors, operators, parameters; built in code or
+ * read from JSON by io/wl_json.c. */
 #ifndef KT_WL_H
 #define KT_WL_H
-#include <cjson/cJSON.h>
 #include <stdint.h>
 
 #include "../arena.h"
@@ -71,15 +71,6 @@ typedef struct wl_set {
     int64_t value;
 } wl_set;
 
-/** Load a workload file into g (allocated in a), applying `sets` over the file's params (and over
- *  its "training_params" when training is 1). Checks names, references, order and shapes
- *  (wl_check). 0 or -1 with e naming file and JSON path. */
-int wl_load(const char *file, const wl_set *sets, int nsets, int training, arena *a, wl_graph *g,
-            kt_err *e);
-/** The same from a parsed tree. */
-int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int nsets, int training,
-                 arena *a, wl_graph *g, kt_err *e);
-
 /** Start an empty graph in arena a. */
 void wl_init(wl_graph *g, const char *name, arena *a);
 /** Add a tensor; returns its index or -1 (e set) on overflow/out of memory. */
@@ -89,9 +80,16 @@ int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, d
  *  producer of its outputs. */
 int wl_add_op(wl_graph *g, const char *name, int type, const int *in, int nin, const int *out,
               int nout, const wl_attr *attr, int nattr, kt_err *e);
-/** Full structural and shape check: unique names, references to earlier ops, one producer per
- *  tensor, graph outputs produced, per-op shapes (op_check). */
-int wl_check(const wl_graph *g, const char *file, kt_err *e);
+/** Name -> index hash (open addressing) over a graph's tensors or ops. */
+typedef struct wl_names {
+    int cap;
+    int *slot; /* index+1, 0 = empty */
+} wl_names;
+/** Room for n names in arena a. 0 or -1 (out of memory). */
+int wl_names_init(wl_names *m, int n, arena *a);
+/** Index of `name` among g's tensors (ops = 0) or ops (ops = 1), -1 if absent; with
+ *  insert_idx >= 0 an absent name is inserted with that index (the return is still -1). */
+int wl_names_find(wl_names *m, const wl_graph *g, const char *name, int insert_idx, int ops);
 /** Index of a tensor by name, -1 if absent (linear scan; for tests and small lookups). */
 int wl_find_tensor(const wl_graph *g, const char *name);
 /** Value of a parameter, or def if absent. */

@@ -1,0 +1,102 @@
+/* graph: whole-graph facts built on the op table - the structural and shape check of a loaded
+ * or derived graph. */
+#include "graph.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "op.h"
+
+int graph_check(const wl_graph *g, const char *file, kt_err *e)
+{
+    if (!file)
+        file = g->file;
+    arena tmp = {0};
+    int rc = -1;
+    int *made = arena_calloc(&tmp, (size_t)(g->ntensor + 1), sizeof(int)); /* producer+1 */
+    wl_names om;
+    if (!made || wl_names_init(&om, g->nop, &tmp)) {
+        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < g->nop; i++) {
+        const wl_op *o = &g->op[i];
+        char p[192], q[192];
+        p[0] = 0;
+#define OP_PATH() err_path(p, sizeof p, "ops", NULL, i)
+        if (wl_names_find(&om, g, o->name, i, 1) >= 0) {
+            OP_PATH();
+            err_path(q, sizeof q, p, "name", 0);
+            err_set(e, KT_EINPUT, file, q, "duplicate op name \"%s\"", o->name);
+            goto done;
+        }
+        for (int j = 0; j < o->nin; j++) {
+            const wl_tensor *t = &g->t[o->in[j]];
+            if (t->kind != TK_INPUT && t->kind != TK_WEIGHT && !made[o->in[j]]) {
+                char r[192]; /* a separate buffer: err_path(q, .., q, ..) overlaps */
+                OP_PATH();
+                err_path(r, sizeof r, p, "inputs", 0);
+                err_path(q, sizeof q, r, NULL, j);
+                err_set(e, KT_EINPUT, file, q,
+                        "tensor \"%s\" is neither an input/weight nor produced by an earlier op",
+                        t->name);
+                goto done;
+            }
+        }
+        for (int j = 0; j < o->nout; j++) {
+            const wl_tensor *t = &g->t[o->out[j]];
+            char r[192];
+            int bad_out = t->kind == TK_INPUT || t->kind == TK_WEIGHT || made[o->out[j]];
+            for (int k = 0; k < o->nin; k++)
+                bad_out |= o->in[k] == o->out[j];
+            if (bad_out) {
+                OP_PATH();
+                err_path(r, sizeof r, p, "outputs", 0);
+                err_path(q, sizeof q, r, NULL, j);
+            }
+            if (t->kind == TK_INPUT || t->kind == TK_WEIGHT) {
+                err_set(e, KT_EINPUT, file, q, "cannot write %s \"%s\"",
+                        t->kind == TK_INPUT ? "input" : "weight", t->name);
+                goto done;
+            }
+            if (made[o->out[j]]) {
+                err_set(e, KT_EINPUT, file, q, "tensor \"%s\" is already produced by op \"%s\"",
+                        t->name, g->op[made[o->out[j]] - 1].name);
+                goto done;
+            }
+            for (int k = 0; k < o->nin; k++)
+                if (o->in[k] == o->out[j]) {
+                    err_set(e, KT_EINPUT, file, q, "op reads the tensor it writes (cycle)");
+                    goto done;
+                }
+            made[o->out[j]] = i + 1;
+        }
+        char msg[256], sub[64] = "";
+        if (op_check(g, o, msg, sizeof msg, sub, sizeof sub)) {
+            OP_PATH();
+            if (sub[0])
+                err_path(q, sizeof q, p, sub, 0);
+            else
+                snprintf(q, sizeof q, "%s", p);
+            err_set(e, KT_EINPUT, file, q, "%s: %s", op_name(o->type), msg);
+            goto done;
+        }
+#undef OP_PATH
+    }
+    for (int i = 0; i < g->ntensor; i++) {
+        if (g->t[i].kind == TK_OUTPUT && !made[i]) {
+            char p[192];
+            err_path(p, sizeof p, "tensors", g->t[i].name, 0);
+            err_set(e, KT_EINPUT, file, p, "output tensor is not produced by any op");
+            goto done;
+        }
+    }
+    if (g->nop == 0) {
+        err_set(e, KT_EINPUT, file, "ops", "workload has no ops");
+        goto done;
+    }
+    rc = 0;
+done:
+    arena_free(&tmp);
+    return rc;
+}
