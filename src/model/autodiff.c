@@ -296,34 +296,23 @@ static int rule_linear(ad_ctx *c, const wl_op *o, int dy)
     return 0;
 }
 
-/* Elementwise unary activations: act_backward(grad, saved) where saved is what ATen's formula
- * reads: the output for relu (threshold_backward on the result), sigmoid, tanh, exp, sqrt, rsqrt;
- * the input for gelu, silu, log, abs, square. neg/scale: the same op on the gradient; cast/copy:
- * cast/copy back. */
+/* Elementwise unary ops. GR_SELF (neg, copy, cast, scale): the same op, with its attributes, on
+ * the gradient. GR_ACT: act_backward(grad, saved) where saved is what ATen's formula reads: the
+ * output for relu (threshold_backward on the result), sigmoid, tanh, exp, sqrt, rsqrt; the input
+ * for gelu, silu, log, abs, square (op table: grad_saves_out). */
 static int rule_unary(ad_ctx *c, const wl_op *o, int dy)
 {
     int x = o->in[0];
     if (!c->rg[x])
         return 0;
+    const op_info *inf = op_info_of(o->type);
     int r;
-    switch (o->type) {
-    case OP_NEG:
-    case OP_COPY:
-    case OP_CAST:
-        r = op1_like(c, "grad_x", o->type, &dy, 1, x, NULL, 0);
-        break;
-    case OP_SCALE: {
-        const wl_attr *v = wl_attr_get(o, "value");
-        r = op1_like(c, "grad_x", OP_SCALE, &dy, 1, x, v, v ? 1 : 0);
-        break;
-    }
-    default: {
-        int uses_out = o->type == OP_RELU || o->type == OP_SIGMOID || o->type == OP_TANH ||
-                       o->type == OP_EXP || o->type == OP_SQRT || o->type == OP_RSQRT;
-        int in[2] = {dy, uses_out ? o->out[0] : x};
+    if (inf->grad == GR_SELF) {
+        r = op1_like(c, "grad_x", o->type, &dy, 1, x, o->attr, o->nattr);
+    } else {
+        int in[2] = {dy, inf->grad_saves_out ? o->out[0] : x};
         wl_attr at = attr_str("op", op_name(o->type));
         r = op1_like(c, "grad_x", OP_ACT_BWD, in, 2, x, &at, 1);
-    }
     }
     return accumulate(c, x, r);
 }
@@ -333,11 +322,12 @@ static int rule_unary(ad_ctx *c, const wl_op *o, int dy)
 static int rule_binary(ad_ctx *c, const wl_op *o, int dy)
 {
     int a = o->in[0], b = o->in[1], y = o->out[0];
+    op_grad rule = op_info_of(o->type)->grad;
     const wl_tensor *yt = FT(c, y);
     dtype dt = yt->dt;
     if (c->rg[a]) {
         int r = dy;
-        if (o->type == OP_MUL || o->type == OP_DIV) {
+        if (rule == GR_MUL || rule == GR_DIV) {
             int in[2] = {dy, b};
             r = op1(c, "grad_a", o->type, in, 2, yt->ndim, yt->dim, dt,
                     same_dims(yt->ndim, yt->dim, FT(c, a)->ndim, FT(c, a)->dim) ? a : -1, NULL, 0);
@@ -348,12 +338,12 @@ static int rule_binary(ad_ctx *c, const wl_op *o, int dy)
     if (c->rg[b]) {
         int gof = same_dims(yt->ndim, yt->dim, FT(c, b)->ndim, FT(c, b)->dim) ? b : -1;
         int r = dy;
-        if (o->type == OP_SUB) {
+        if (rule == GR_SUB) {
             r = op1(c, "grad_b", OP_NEG, &dy, 1, yt->ndim, yt->dim, dt, gof, NULL, 0);
-        } else if (o->type == OP_MUL) {
+        } else if (rule == GR_MUL) {
             int in[2] = {dy, a};
             r = op1(c, "grad_b", OP_MUL, in, 2, yt->ndim, yt->dim, dt, gof, NULL, 0);
-        } else if (o->type == OP_DIV) {
+        } else if (rule == GR_DIV) {
             int in[2] = {dy, y};
             int t1 = op1(c, "grad_b.mul", OP_MUL, in, 2, yt->ndim, yt->dim, dt, -1, NULL, 0);
             int in2[2] = {t1, b};
@@ -531,8 +521,8 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
     const wl_attr *ax = wl_attr_get(o, "axis");
     int nax = ax ? 1 : 0;
     int x = o->in[0], idx = o->in[1];
-    switch (o->type) {
-    case OP_EMBEDDING: {
+    const op_info *inf = op_info_of(o->type);
+    if (inf->grad == GR_EMBEDDING) {
         if (!c->rg[x])
             return 0;
         const wl_tensor *it = FT(c, idx);
@@ -545,38 +535,29 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
         wl_attr at = attr_int("axis", 0);
         return accumulate(c, x, op1_like(c, "grad_w", OP_INDEX_ADD, in, 2, x, &at, 1));
     }
-    case OP_GATHER:
-    case OP_INDEX_SELECT:
-    case OP_SCATTER_ADD:
-    case OP_INDEX_ADD: {
+    if (inf->grad == GR_DUAL) { /* gather <-> scatter_add, index_select <-> index_add */
         if (!c->rg[x])
             return 0;
-        int type = o->type == OP_GATHER        ? OP_SCATTER_ADD
-                   : o->type == OP_INDEX_SELECT ? OP_INDEX_ADD
-                   : o->type == OP_SCATTER_ADD  ? OP_GATHER
-                                                : OP_INDEX_SELECT;
         int in[2] = {dy, idx};
-        return accumulate(c, x, op1_like(c, "grad_x", type, in, 2, x, ax, nax));
+        return accumulate(c, x, op1_like(c, "grad_x", inf->grad_dual, in, 2, x, ax, nax));
     }
-    default: { /* OP_INDEX_COPY */
-        int src = o->in[2];
-        if (c->rg[src]) {
-            int in[2] = {dy, idx};
-            if (accumulate(c, src, op1_like(c, "grad_src", OP_INDEX_SELECT, in, 2, src, ax, nax)))
-                return -1;
-        }
-        if (c->rg[x]) {
-            const wl_tensor *st = FT(c, src);
-            wl_attr zero = attr_int("value", AD_ZERO_VALUE);
-            int z = op1(c, "grad_dst.zeros", OP_FILL, NULL, 0, st->ndim, st->dim, FT(c, x)->dt, -1,
-                        &zero, 1);
-            int in[3] = {dy, idx, z};
-            if (z < 0 || accumulate(c, x, op1_like(c, "grad_dst", OP_INDEX_COPY, in, 3, x, ax, nax)))
-                return -1;
-        }
-        return 0;
+    /* GR_INDEX_COPY */
+    int src = o->in[2];
+    if (c->rg[src]) {
+        int in[2] = {dy, idx};
+        if (accumulate(c, src, op1_like(c, "grad_src", OP_INDEX_SELECT, in, 2, src, ax, nax)))
+            return -1;
     }
+    if (c->rg[x]) {
+        const wl_tensor *st = FT(c, src);
+        wl_attr zero = attr_int("value", AD_ZERO_VALUE);
+        int z = op1(c, "grad_dst.zeros", OP_FILL, NULL, 0, st->ndim, st->dim, FT(c, x)->dt, -1,
+                    &zero, 1);
+        int in[3] = {dy, idx, z};
+        if (z < 0 || accumulate(c, x, op1_like(c, "grad_dst", OP_INDEX_COPY, in, 3, x, ax, nax)))
+            return -1;
     }
+    return 0;
 }
 
 static int unsupported(ad_ctx *c, const wl_op *o, const char *what)
@@ -587,21 +568,23 @@ static int unsupported(ad_ctx *c, const wl_op *o, const char *what)
                    what, op_name(o->type));
 }
 
-/* Differentiate forward op c->cur whose output gradient is dy. */
+/* Differentiate forward op c->cur whose output gradient is dy: the op table's gradient rule. */
 static int backward_op(ad_ctx *c, const wl_op *o, int dy)
 {
-    switch (o->type) {
-    case OP_MATMUL:
+    switch (op_info_of(o->type)->grad) {
+    case GR_MATMUL:
         return rule_matmul(c, o, dy);
-    case OP_LINEAR:
+    case GR_LINEAR:
         return rule_linear(c, o, dy);
-    case OP_RELU: case OP_GELU: case OP_SILU: case OP_SIGMOID: case OP_TANH: case OP_EXP:
-    case OP_LOG: case OP_NEG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_SQUARE:
-    case OP_SCALE: case OP_COPY: case OP_CAST:
+    case GR_SELF:
+    case GR_ACT:
         return rule_unary(c, o, dy);
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV:
+    case GR_ADD:
+    case GR_SUB:
+    case GR_MUL:
+    case GR_DIV:
         return rule_binary(c, o, dy);
-    case OP_SOFTMAX: {
+    case GR_SOFTMAX: {
         int x = o->in[0];
         if (!c->rg[x])
             return 0;
@@ -609,12 +592,11 @@ static int backward_op(ad_ctx *c, const wl_op *o, int dy)
         const wl_attr *ax = wl_attr_get(o, "axis");
         return accumulate(c, x, op1_like(c, "grad_x", OP_SOFTMAX_BWD, in, 2, x, ax, ax ? 1 : 0));
     }
-    case OP_LAYERNORM:
-    case OP_RMSNORM:
+    case GR_NORM:
         return rule_norm(c, o, dy);
-    case OP_ATTENTION:
+    case GR_ATTENTION:
         return rule_attention(c, o, dy);
-    case OP_ROPE: {
+    case GR_ROPE: {
         /* the inverse rotation: a rope with the same cos/sin (sin negated in the kernel) */
         for (int i = 1; i < o->nin; i++)
             if (c->rg[o->in[i]])
@@ -624,31 +606,32 @@ static int backward_op(ad_ctx *c, const wl_op *o, int dy)
             return 0;
         return accumulate(c, x, op1_like(c, "grad_x", OP_ROPE, in, o->nin, x, NULL, 0));
     }
-    case OP_EMBEDDING: case OP_GATHER: case OP_INDEX_SELECT: case OP_SCATTER_ADD:
-    case OP_INDEX_ADD: case OP_INDEX_COPY:
+    case GR_EMBEDDING:
+    case GR_DUAL:
+    case GR_INDEX_COPY:
         return rule_index(c, o, dy);
-    case OP_CONCAT:
+    case GR_CONCAT:
         return rule_concat(c, o, dy);
-    case OP_SLICE:
+    case GR_SLICE:
         return rule_slice(c, o, dy);
-    case OP_TRANSPOSE:
+    case GR_TRANSPOSE:
         return rule_transpose(c, o, dy);
-    case OP_RESHAPE:
-    case OP_VIEW: {
+    case GR_VIEW: {
         int x = o->in[0];
         if (!c->rg[x])
             return 0;
         const wl_attr *cp = wl_attr_get(o, "copy");
         return accumulate(c, x, op1_like(c, "grad_x", o->type, &dy, 1, x, cp, cp ? 1 : 0));
     }
-    case OP_REDUCE:
+    case GR_REDUCE:
         return rule_reduce(c, o, dy);
-    case OP_EXPAND: {
+    case GR_EXPAND: {
         int x = o->in[0];
         return c->rg[x] ? accumulate(c, x, sum_to(c, "grad_x", dy, x)) : 0;
     }
-    case OP_FILL:
+    case GR_NONE:
         return 0;
+    case GR_UNSUPPORTED:
     default:
         return unsupported(c, o, "the inputs");
     }

@@ -252,10 +252,10 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * softmax over rows of <= 1024 elements runs one warp per row, 4 rows per CTA
          * (persistent warp softmax); reductions pack rows until a CTA holds 1024 elements */
         int64_t rows_per_cta = 1;
-        if (w->type == OP_REDUCE && w->row_len < ROW_MIN_ELEMS_PER_CTA)
+        op_rowgrid grid = op_info_of(w->type)->rowgrid;
+        if (grid == ROWGRID_PACK && w->row_len < ROW_MIN_ELEMS_PER_CTA)
             rows_per_cta = ROW_MIN_ELEMS_PER_CTA / w->row_len;
-        else if ((w->type == OP_SOFTMAX || w->type == OP_SOFTMAX_BWD) &&
-                 w->row_len <= ROW_MIN_ELEMS_PER_CTA)
+        else if (grid == ROWGRID_WARP && w->row_len <= ROW_MIN_ELEMS_PER_CTA)
             rows_per_cta = ROW_THREADS_ATEN / 32; /* a warp per row */
         t->tiles = cdiv(w->rows ? w->rows : 1, rows_per_cta);
         t->threads_per_cta = ROW_THREADS_ATEN;

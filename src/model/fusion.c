@@ -180,8 +180,8 @@ static int fusable_phase(const vf_plan *p, const wl_op *o)
 
 static int is_pointwise(const vf_plan *p, int i)
 {
-    const wl_op *o = &p->g->op[i];
-    return p->w[i].kind == OPK_STREAM && !op_is_index(o->type) && o->type != OP_ADAM;
+    op_fuse fc = op_info_of(p->g->op[i].type)->fuse;
+    return p->w[i].kind == OPK_STREAM && (fc == FUSE_POINTWISE || fc == FUSE_INPLACE);
 }
 
 /* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
@@ -257,7 +257,7 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         return 0;
     }
     if (w->kind == OPK_ROW) {
-        const wl_tensor *x = &g->t[o->in[o->type == OP_NORM_BWD ? 1 : 0]];
+        const wl_tensor *x = &g->t[o->in[op_info_of(o->type)->row_input]];
         if (G->kind == GK_GEMM && gemm >= 0) {
             const op_work *pw = &p->w[gemm];
             cost_tiling ct;
@@ -294,7 +294,7 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         return 0;
     }
     if (is_pointwise(p, i)) {
-        if (G->kind == GK_GEMM && gemm >= 0 && o->type != OP_CONCAT &&
+        if (G->kind == GK_GEMM && gemm >= 0 && op_info_of(o->type)->fuse != FUSE_INPLACE &&
             g->t[o->out[0]].elems > tt->elems) {
             snprintf(why, nwhy, "%s broadcasts beyond the gemm tile", op_name(o->type));
             return -1;
@@ -318,14 +318,11 @@ static gkind start_kind(const vf_plan *p, int i, const char **closed)
         *closed = o->phase == PH_OPT ? "optimizer update not fused" : "backward not fused";
         return GK_CLOSED;
     }
-    if (w->kind == OPK_GEMM)
+    const op_info *inf = op_info_of(o->type);
+    if (inf->fuse == FUSE_GEMM)
         return GK_GEMM;
-    if (w->kind == OPK_ATTN) {
-        *closed = "attention kernel takes no epilogue";
-        return GK_CLOSED;
-    }
-    if (op_is_index(o->type)) {
-        *closed = "index op: no fusion across gathers/scatters";
+    if (inf->fuse == FUSE_NONE) {
+        *closed = inf->fuse_why;
         return GK_CLOSED;
     }
     if (w->kind == OPK_ROW || is_pointwise(p, i))

@@ -10,124 +10,170 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct op_info {
-    const char *name;
-    op_kind kind;
-    int min_in, max_in;
-} op_info;
+/* Per-element costs (simt_flops_per_elem, sfu_per_elem) are instruction counts of the usual
+ * CUDA implementations (PyTorch's ATen kernels): a transcendental (exp, tanh, erf, rsqrt) is one
+ * SFU op plus the FP32 arithmetic around it; elementwise costs count per output element, row
+ * costs per input element.
+ * Row kernels (inst_per_elem, inst_per_cta): issued thread-instructions of ATen's kernels
+ * (PyTorch 2.11, bf16, sm_90), from ncu's smsp__inst_executed on the H200
+ * (hw/calibrate/ncu_kernels.py, results/raw/ncu_kernels.csv): a per-CTA part (block reductions,
+ * Welford merges, prologue) and a per-element part, fitted through two row lengths (128 and
+ * 4096) where two were measured. These kernels are instruction-issue bound (ncu: 77-88% of SM
+ * throughput), so their time follows these counts, not their FLOPs. Reductions (one measured
+ * shape cannot separate per-row from per-element cost) and backward kernels keep the FLOP
+ * estimate. layernorm: 920 / 4935 warp-instructions per CTA at D = 128 / 4096; rmsnorm: 491 /
+ * 2002; softmax: the warp-per-row kernel (rows <= 1024; SOFTMAX_BLOCK_INST_PER_ELEM above). */
+#define EW(fl, sfu) .simt_flops_per_elem = fl, .sfu_per_elem = sfu
+#define ARITY(lo, hi) .min_in = lo, .max_in = hi, .max_out = 1
+#define UNARY_ACT(nm, fl, sfu, out) \
+    {.name = nm, .kind = OPK_STREAM, ARITY(1, 1), .attrs = "", \
+     .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(fl, sfu), .fuse = FUSE_POINTWISE, .grad = GR_ACT, \
+     .grad_saves_out = out}
+#define BINARY(nm, rule) \
+    {.name = nm, .kind = OPK_STREAM, ARITY(2, 2), .attrs = "", \
+     .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(1, 0), .fuse = FUSE_POINTWISE, .grad = rule}
+#define INDEX_OP(nm, k, dual) \
+    {.name = nm, .kind = k, ARITY(2, 2), .attrs = "axis,", .flags = OPF_INDEX, .fuse = FUSE_NONE, \
+     .fuse_why = INDEX_WHY, .grad = GR_DUAL, .grad_dual = dual}
+static const char INDEX_WHY[] = "index op: no fusion across gathers/scatters";
 
-static const op_info OP_INFO[OP_COUNT] = {
-#define X(e, n, k, lo, hi) [OP_##e] = {n, k, lo, hi},
-    OP_TYPES(X)
-#undef X
+static const op_info OP_TABLE[OP_COUNT] = {
+    [OP_MATMUL] = {.name = "matmul", .kind = OPK_GEMM, ARITY(2, 2), .attrs = "transpose_a,transpose_b,",
+                   .flags = OPF_GEMM | OPF_TENSOR, .fuse = FUSE_GEMM, .grad = GR_MATMUL},
+    [OP_LINEAR] = {.name = "linear", .kind = OPK_GEMM, ARITY(2, 3), .attrs = "transpose_b,",
+                   .flags = OPF_GEMM | OPF_TENSOR, .fuse = FUSE_GEMM, .grad = GR_LINEAR},
+    [OP_RELU] = UNARY_ACT("relu", 1, 0, 1),
+    [OP_GELU] = {.name = "gelu", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "approximate,",
+                 .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(8, 1), .fuse = FUSE_POINTWISE,
+                 .grad = GR_ACT},
+    [OP_SILU] = UNARY_ACT("silu", 4, 1, 0),
+    [OP_SIGMOID] = UNARY_ACT("sigmoid", 3, 1, 1),
+    [OP_TANH] = UNARY_ACT("tanh", 1, 1, 1),
+    [OP_EXP] = UNARY_ACT("exp", 1, 1, 1),
+    [OP_LOG] = UNARY_ACT("log", 1, 1, 0),
+    [OP_NEG] = {.name = "neg", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "",
+                .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(1, 0), .fuse = FUSE_POINTWISE, .grad = GR_SELF},
+    [OP_ABS] = UNARY_ACT("abs", 1, 0, 0),
+    [OP_SQRT] = UNARY_ACT("sqrt", 0, 1, 1),
+    [OP_RSQRT] = UNARY_ACT("rsqrt", 0, 1, 1),
+    [OP_SQUARE] = UNARY_ACT("square", 1, 0, 0),
+    [OP_SCALE] = {.name = "scale", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "value,",
+                  .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(1, 0), .fuse = FUSE_POINTWISE, .grad = GR_SELF},
+    [OP_COPY] = {.name = "copy", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "",
+                 .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, .fuse = FUSE_POINTWISE, .grad = GR_SELF},
+    [OP_CAST] = {.name = "cast", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "",
+                 .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, .fuse = FUSE_POINTWISE, .grad = GR_SELF},
+    [OP_FILL] = {.name = "fill", .kind = OPK_STREAM, ARITY(0, 0), .attrs = "value,",
+                 .flags = OPF_ELEMENTWISE, .fuse = FUSE_POINTWISE, .grad = GR_NONE},
+    [OP_ADD] = BINARY("add", GR_ADD),
+    [OP_SUB] = BINARY("sub", GR_SUB),
+    [OP_MUL] = BINARY("mul", GR_MUL),
+    [OP_DIV] = BINARY("div", GR_DIV),
+    [OP_ACT_BWD] = {.name = "act_backward", .kind = OPK_STREAM, ARITY(2, 2), .attrs = "op,",
+                    .flags = OPF_ELEMENTWISE | OPF_EPILOGUE | OPF_TRAIN_ONLY, EW(6, 1),
+                    .fuse = FUSE_POINTWISE, .grad = GR_UNSUPPORTED},
+    [OP_ADAM] = {.name = "adam_update", .kind = OPK_STREAM, .min_in = 4, .max_in = 4, .max_out = 3,
+                 .attrs = "", .flags = OPF_TRAIN_ONLY, EW(12, 1), .fuse = FUSE_NONE,
+                 .fuse_why = "op does not fuse", .grad = GR_UNSUPPORTED},
+    [OP_REDUCE] = {.name = "reduce", .kind = OPK_ROW, ARITY(1, 1), .attrs = "op,axes,keepdim,",
+                   EW(1, 0), .rowgrid = ROWGRID_PACK, .fuse = FUSE_ROW, .grad = GR_REDUCE},
+    [OP_SOFTMAX] = {.name = "softmax", .kind = OPK_ROW, ARITY(1, 1), .attrs = "axis,", EW(4, 1),
+                    .inst_per_elem = 48.5, .rowgrid = ROWGRID_WARP, .fuse = FUSE_ROW,
+                    .grad = GR_SOFTMAX},
+    [OP_SOFTMAX_BWD] = {.name = "softmax_backward", .kind = OPK_ROW, ARITY(2, 2), .attrs = "axis,",
+                        .flags = OPF_TRAIN_ONLY, EW(4, 0), .rowgrid = ROWGRID_WARP,
+                        .fuse = FUSE_ROW, .grad = GR_UNSUPPORTED},
+    [OP_LAYERNORM] = {.name = "layernorm", .kind = OPK_ROW, ARITY(1, 3), .attrs = "eps,", EW(8, 0),
+                      .inst_per_elem = 32.4, .inst_per_cta = 25280, .sfu_per_row = 1, .fuse = FUSE_ROW,
+                      .grad = GR_NORM},
+    [OP_RMSNORM] = {.name = "rmsnorm", .kind = OPK_ROW, ARITY(1, 2), .attrs = "eps,", EW(5, 0),
+                    .inst_per_elem = 12.2, .inst_per_cta = 14144, .sfu_per_row = 1, .fuse = FUSE_ROW,
+                    .grad = GR_NORM},
+    [OP_NORM_BWD] = {.name = "norm_backward", .kind = OPK_ROW, .min_in = 2, .max_in = 4, .max_out = 3,
+                     .attrs = "op,", .flags = OPF_TRAIN_ONLY, EW(12, 0), .sfu_per_row = 1, .row_input = 1,
+                     .fuse = FUSE_ROW, .grad = GR_UNSUPPORTED},
+    [OP_ATTENTION] = {.name = "attention", .kind = OPK_ATTN, ARITY(3, 3), .attrs = "causal,",
+                      .flags = OPF_TENSOR, .fuse = FUSE_NONE,
+                      .fuse_why = "attention kernel takes no epilogue", .grad = GR_ATTENTION},
+    [OP_ATTN_BWD] = {.name = "attention_backward", .kind = OPK_ATTN, .min_in = 5, .max_in = 5,
+                     .max_out = 3, .attrs = "causal,", .flags = OPF_TENSOR | OPF_TRAIN_ONLY,
+                     .fuse = FUSE_NONE, .fuse_why = "attention kernel takes no epilogue",
+                     .grad = GR_UNSUPPORTED},
+    [OP_EMBEDDING] = {.name = "embedding", .kind = OPK_GATHER, ARITY(2, 2), .attrs = "",
+                      .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
+                      .grad = GR_EMBEDDING},
+    [OP_GATHER] = INDEX_OP("gather", OPK_GATHER, OP_SCATTER_ADD),
+    [OP_INDEX_SELECT] = INDEX_OP("index_select", OPK_GATHER, OP_INDEX_ADD),
+    [OP_SCATTER_ADD] = INDEX_OP("scatter_add", OPK_SCATTER, OP_GATHER),
+    [OP_INDEX_ADD] = INDEX_OP("index_add", OPK_SCATTER, OP_INDEX_SELECT),
+    [OP_INDEX_COPY] = {.name = "index_copy", .kind = OPK_STREAM, ARITY(3, 3), .attrs = "axis,",
+                       .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
+                       .grad = GR_INDEX_COPY},
+    [OP_CONCAT] = {.name = "concat", .kind = OPK_STREAM, ARITY(1, -1), .attrs = "axis,",
+                   .fuse = FUSE_INPLACE, .grad = GR_CONCAT},
+    [OP_SLICE] = {.name = "slice", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "axis,start,end,",
+                  .fuse = FUSE_POINTWISE, .grad = GR_SLICE},
+    [OP_TRANSPOSE] = {.name = "transpose", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "perm,copy,",
+                      .fuse = FUSE_POINTWISE, .grad = GR_TRANSPOSE},
+    [OP_RESHAPE] = {.name = "reshape", .kind = OPK_FREE, ARITY(1, 1), .attrs = "copy,",
+                    .fuse = FUSE_POINTWISE, .grad = GR_VIEW},
+    [OP_VIEW] = {.name = "view", .kind = OPK_FREE, ARITY(1, 1), .attrs = "copy,",
+                 .fuse = FUSE_POINTWISE, .grad = GR_VIEW},
+    [OP_ROPE] = {.name = "rope", .kind = OPK_STREAM, ARITY(1, 3), .attrs = "",
+                 .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(3, 0), .fuse = FUSE_POINTWISE,
+                 .grad = GR_ROPE},
+    /* broadcast copy (reduce backward): a store per output element */
+    [OP_EXPAND] = {.name = "expand", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "",
+                   .fuse = FUSE_POINTWISE, .grad = GR_EXPAND},
 };
+#undef EW
+#undef ARITY
+#undef UNARY_ACT
+#undef BINARY
+#undef INDEX_OP
 
-/* Per-element cost of elementwise types: SIMT FP32 FLOPs and SFU ops. */
-typedef struct ew_cost {
-    int type;
-    int flops, sfu;
-} ew_cost;
-static const ew_cost EW_COST[] = {
-    {OP_RELU, 1, 0},    {OP_GELU, 8, 1},  {OP_SILU, 4, 1},   {OP_SIGMOID, 3, 1},
-    {OP_TANH, 1, 1},    {OP_EXP, 1, 1},   {OP_LOG, 1, 1},    {OP_NEG, 1, 0},
-    {OP_ABS, 1, 0},     {OP_SQRT, 0, 1},  {OP_RSQRT, 0, 1},  {OP_SQUARE, 1, 0},
-    {OP_SCALE, 1, 0},   {OP_COPY, 0, 0},  {OP_CAST, 0, 0},   {OP_FILL, 0, 0},
-    {OP_ADD, 1, 0},     {OP_SUB, 1, 0},   {OP_MUL, 1, 0},    {OP_DIV, 1, 0},
-    {OP_ACT_BWD, 6, 1}, {OP_ADAM, 12, 1}, {OP_ROPE, 3, 0},   {OP_INDEX_COPY, 0, 0},
-    {OP_CONCAT, 0, 0},  {OP_SLICE, 0, 0}, {OP_TRANSPOSE, 0, 0},
-    {OP_EXPAND, 0, 0}, /* broadcast copy (reduce backward): a store per output element */
-};
-/* Row ops, per input element. */
-/* Issued thread-instructions of ATen's row kernels (PyTorch 2.11, bf16, sm_90), from ncu's
- * smsp__inst_executed on the H200 (hw/calibrate/ncu_kernels.py, results/raw/ncu_kernels.csv):
- * a per-CTA part (block reductions, Welford merges, prologue) and a per-element part, fitted
- * through two row lengths (128 and 4096) where two were measured. These kernels are
- * instruction-issue bound (ncu: 77-88% of SM throughput), so their time follows these counts,
- * not their FLOPs. Reductions (one measured shape cannot separate per-row from per-element
- * cost) and backward kernels keep the FLOP estimate. */
-typedef struct row_inst {
-    int type;
-    double per_elem, per_cta;
-} row_inst;
-static const row_inst ROW_INST[] = {
-    {OP_LAYERNORM, 32.4, 25280}, /* 920 / 4935 warp-instr per CTA at D = 128 / 4096 */
-    {OP_RMSNORM, 12.2, 14144},   /* 491 / 2002 */
-    {OP_SOFTMAX, 48.5, 0},       /* warp-per-row softmax, rows <= 1024 (block softmax below) */
-};
 /* cunn_SoftMaxForwardReg (rows > 1024, one 1024-thread CTA per row): 10173 warp-instructions
  * per row of 4096 */
 #define SOFTMAX_BLOCK_INST_PER_ELEM 79.5
+/* Rows of at most this many elements run one warp per row (ROWGRID_WARP) */
+enum { ROW_WARP_MAX_ELEMS = 1024 };
 
-static const ew_cost ROW_COST[] = {
-    {OP_REDUCE, 1, 0},    {OP_SOFTMAX, 4, 1},  {OP_SOFTMAX_BWD, 4, 0},
-    {OP_LAYERNORM, 8, 0}, {OP_RMSNORM, 5, 0},  {OP_NORM_BWD, 12, 0},
-};
-
-/* Attributes each type accepts (everything else is an error, so typos do not pass silently). */
-static const struct {
-    int type;
-    const char *keys;
-} OP_ATTRS[] = {
-    {OP_MATMUL, "transpose_a,transpose_b,"}, {OP_LINEAR, "transpose_b,"},
-    {OP_REDUCE, "op,axes,keepdim,"},         {OP_SOFTMAX, "axis,"},
-    {OP_SOFTMAX_BWD, "axis,"},               {OP_LAYERNORM, "eps,"},
-    {OP_RMSNORM, "eps,"},                    {OP_NORM_BWD, "op,"},
-    {OP_ATTENTION, "causal,"},               {OP_ATTN_BWD, "causal,"},
-    {OP_GATHER, "axis,"},                    {OP_INDEX_SELECT, "axis,"},
-    {OP_SCATTER_ADD, "axis,"},               {OP_INDEX_ADD, "axis,"},
-    {OP_INDEX_COPY, "axis,"},                {OP_CONCAT, "axis,"},
-    {OP_SLICE, "axis,start,end,"},           {OP_TRANSPOSE, "perm,copy,"},
-    {OP_RESHAPE, "copy,"},                   {OP_VIEW, "copy,"},
-    {OP_ACT_BWD, "op,"},                     {OP_SCALE, "value,"},
-    {OP_GELU, "approximate,"},               {OP_ADAM, ""},
-    {OP_FILL, "value,"},
-};
+const op_info *op_info_of(int type)
+{
+    return &OP_TABLE[type];
+}
 
 const char *op_name(int type)
 {
-    return type >= 0 && type < OP_COUNT ? OP_INFO[type].name : "?";
+    return type >= 0 && type < OP_COUNT ? OP_TABLE[type].name : "?";
 }
 
 int op_parse(const char *name)
 {
     for (int i = 0; i < OP_COUNT; i++)
-        if (!strcmp(OP_INFO[i].name, name))
+        if (!strcmp(OP_TABLE[i].name, name))
             return i;
     return -1;
 }
 
 op_kind op_type_kind(int type)
 {
-    return OP_INFO[type].kind;
+    return OP_TABLE[type].kind;
 }
 
 int op_is_elementwise(int type)
 {
-    switch (type) {
-    case OP_RELU: case OP_GELU: case OP_SILU: case OP_SIGMOID: case OP_TANH: case OP_EXP:
-    case OP_LOG: case OP_NEG: case OP_ABS: case OP_SQRT: case OP_RSQRT: case OP_SQUARE:
-    case OP_SCALE: case OP_COPY: case OP_CAST: case OP_ADD: case OP_SUB: case OP_MUL:
-    case OP_DIV: case OP_ACT_BWD: case OP_ROPE: case OP_FILL:
-        return 1;
-    default:
-        return 0;
-    }
+    return (OP_TABLE[type].flags & OPF_ELEMENTWISE) != 0;
 }
 
 int op_is_index(int type)
 {
-    switch (type) {
-    case OP_EMBEDDING: case OP_GATHER: case OP_INDEX_SELECT: case OP_SCATTER_ADD:
-    case OP_INDEX_ADD: case OP_INDEX_COPY:
-        return 1;
-    default:
-        return 0;
-    }
+    return (OP_TABLE[type].flags & OPF_INDEX) != 0;
 }
 
 int op_is_gemm(int type)
 {
-    return type == OP_MATMUL || type == OP_LINEAR;
+    return (OP_TABLE[type].flags & OPF_GEMM) != 0;
 }
 
 static const wl_tensor *IN(const wl_graph *g, const wl_op *o, int i)
@@ -188,10 +234,7 @@ static int norm_axis(int64_t axis, int ndim, int *out)
 
 static int check_attrs(const wl_op *o, char *msg, unsigned long msglen, char *sub, unsigned long sublen)
 {
-    const char *keys = "";
-    for (size_t i = 0; i < sizeof OP_ATTRS / sizeof OP_ATTRS[0]; i++)
-        if (OP_ATTRS[i].type == o->type)
-            keys = OP_ATTRS[i].keys;
+    const char *keys = OP_TABLE[o->type].attrs;
     for (int i = 0; i < o->nattr; i++) {
         char k[80];
         snprintf(k, sizeof k, "%s,", o->attr[i].key);
@@ -273,7 +316,7 @@ static int gemm_geometry(const wl_graph *g, const wl_op *o, gemm_geo *gg, char *
 int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen, char *sub,
              unsigned long sublen)
 {
-    const op_info *inf = &OP_INFO[o->type];
+    const op_info *inf = &OP_TABLE[o->type];
     sub[0] = 0;
     if (o->nin < inf->min_in || (inf->max_in >= 0 && o->nin > inf->max_in)) {
         if (inf->max_in < 0)
@@ -281,7 +324,7 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
                   (long long)o->nin);
         FAILX("inputs", "needs %s%lld..%lld inputs", "", (long long)inf->min_in, (long long)inf->max_in);
     }
-    int max_out = (o->type == OP_ADAM || o->type == OP_ATTN_BWD || o->type == OP_NORM_BWD) ? 3 : 1;
+    int max_out = inf->max_out;
     if (o->nout < 1 || o->nout > max_out)
         FAILX("outputs", "needs 1..%s%lld outputs, got %lld", "", (long long)max_out, (long long)o->nout);
     if (check_attrs(o, msg, msglen, sub, sublen))
@@ -590,19 +633,6 @@ int op_is_free(const wl_graph *g, const wl_op *o)
     return 0;
 }
 
-static int lookup_cost(const ew_cost *tab, size_t n, int type, int *flops, int *sfu)
-{
-    for (size_t i = 0; i < n; i++)
-        if (tab[i].type == type) {
-            *flops = tab[i].flops;
-            *sfu = tab[i].sfu;
-            return 0;
-        }
-    *flops = 0;
-    *sfu = 0;
-    return -1;
-}
-
 /* Expected distinct rows touched by n uniform random lookups into r rows:
  * r * (1 - (1 - 1/r)^n) (balls into bins). */
 static double expected_distinct(double r, double n)
@@ -629,7 +659,7 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
 {
     memset(w, 0, sizeof *w);
     w->type = o->type;
-    w->kind = op_is_free(g, o) ? OPK_FREE : OP_INFO[o->type].kind;
+    w->kind = op_is_free(g, o) ? OPK_FREE : OP_TABLE[o->type].kind;
     if ((o->type == OP_RESHAPE || o->type == OP_VIEW) && !op_is_free(g, o)) /* "copy": true */
         w->kind = OPK_STREAM;
     w->nin = o->nin;
@@ -644,7 +674,8 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         w->out_bytes = 0;
         return 0;
     }
-    int fl = 0, sfu = 0;
+    const op_info *inf = &OP_TABLE[o->type];
+    int fl = inf->simt_flops_per_elem, sfu = inf->sfu_per_elem;
     switch (w->kind) {
     case OPK_GEMM: {
         gemm_geo gg;
@@ -666,7 +697,6 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
     }
     case OPK_STREAM: {
         w->elems = y->elems;
-        lookup_cost(EW_COST, sizeof EW_COST / sizeof EW_COST[0], o->type, &fl, &sfu);
         if (o->type == OP_SLICE || o->type == OP_TRANSPOSE || o->type == OP_RESHAPE || o->type == OP_VIEW)
             w->in_bytes[0] = y->bytes; /* a slice reads only what it keeps */
         if (o->type == OP_INDEX_COPY) {
@@ -680,7 +710,7 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         break;
     }
     case OPK_ROW: {
-        const wl_tensor *x = IN(g, o, o->type == OP_NORM_BWD ? 1 : 0);
+        const wl_tensor *x = IN(g, o, inf->row_input);
         w->elems = x->elems;
         if (o->type == OP_REDUCE) {
             w->rows = y->elems;
@@ -694,17 +724,13 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
             w->row_len = x->dim[x->ndim - 1];
             w->rows = x->elems / w->row_len;
         }
-        lookup_cost(ROW_COST, sizeof ROW_COST / sizeof ROW_COST[0], o->type, &fl, &sfu);
         CHK(wl_mul(w->elems, fl, &w->flops_simt));
         CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
-        if (o->type == OP_LAYERNORM || o->type == OP_RMSNORM || o->type == OP_NORM_BWD)
-            CHK(wl_add(w->sfu_ops, w->rows, &w->sfu_ops)); /* one rsqrt per row */
-        for (size_t i = 0; i < sizeof ROW_INST / sizeof ROW_INST[0]; i++)
-            if (ROW_INST[i].type == o->type) {
-                w->inst_per_elem = ROW_INST[i].per_elem;
-                w->inst_per_cta = ROW_INST[i].per_cta;
-            }
-        if (o->type == OP_SOFTMAX && w->row_len > 1024)
+        if (inf->sfu_per_row) /* norms: one rsqrt per row */
+            CHK(wl_add(w->sfu_ops, w->rows, &w->sfu_ops));
+        w->inst_per_elem = inf->inst_per_elem;
+        w->inst_per_cta = inf->inst_per_cta;
+        if (inf->rowgrid == ROWGRID_WARP && inf->inst_per_elem > 0 && w->row_len > ROW_WARP_MAX_ELEMS)
             w->inst_per_elem = SOFTMAX_BLOCK_INST_PER_ELEM;
         break;
     }

@@ -17,60 +17,134 @@ typedef enum op_kind {
     OPK_SCATTER  /* random row read-modify-writes through L2 atomics (scatter_add) */
 } op_kind;
 
-/* X(enum, name, kind, min_inputs, max_inputs)   max_inputs -1 = any (concat) */
-#define OP_TYPES(X)                                   \
-    X(MATMUL, "matmul", OPK_GEMM, 2, 2)               \
-    X(LINEAR, "linear", OPK_GEMM, 2, 3)               \
-    X(RELU, "relu", OPK_STREAM, 1, 1)                 \
-    X(GELU, "gelu", OPK_STREAM, 1, 1)                 \
-    X(SILU, "silu", OPK_STREAM, 1, 1)                 \
-    X(SIGMOID, "sigmoid", OPK_STREAM, 1, 1)           \
-    X(TANH, "tanh", OPK_STREAM, 1, 1)                 \
-    X(EXP, "exp", OPK_STREAM, 1, 1)                   \
-    X(LOG, "log", OPK_STREAM, 1, 1)                   \
-    X(NEG, "neg", OPK_STREAM, 1, 1)                   \
-    X(ABS, "abs", OPK_STREAM, 1, 1)                   \
-    X(SQRT, "sqrt", OPK_STREAM, 1, 1)                 \
-    X(RSQRT, "rsqrt", OPK_STREAM, 1, 1)               \
-    X(SQUARE, "square", OPK_STREAM, 1, 1)             \
-    X(SCALE, "scale", OPK_STREAM, 1, 1)               \
-    X(COPY, "copy", OPK_STREAM, 1, 1)                 \
-    X(CAST, "cast", OPK_STREAM, 1, 1)                 \
-    X(FILL, "fill", OPK_STREAM, 0, 0)                 \
-    X(ADD, "add", OPK_STREAM, 2, 2)                   \
-    X(SUB, "sub", OPK_STREAM, 2, 2)                   \
-    X(MUL, "mul", OPK_STREAM, 2, 2)                   \
-    X(DIV, "div", OPK_STREAM, 2, 2)                   \
-    X(ACT_BWD, "act_backward", OPK_STREAM, 2, 2)      \
-    X(ADAM, "adam_update", OPK_STREAM, 4, 4)          \
-    X(REDUCE, "reduce", OPK_ROW, 1, 1)                \
-    X(SOFTMAX, "softmax", OPK_ROW, 1, 1)              \
-    X(SOFTMAX_BWD, "softmax_backward", OPK_ROW, 2, 2) \
-    X(LAYERNORM, "layernorm", OPK_ROW, 1, 3)          \
-    X(RMSNORM, "rmsnorm", OPK_ROW, 1, 2)              \
-    X(NORM_BWD, "norm_backward", OPK_ROW, 2, 4)       \
-    X(ATTENTION, "attention", OPK_ATTN, 3, 3)         \
-    X(ATTN_BWD, "attention_backward", OPK_ATTN, 5, 5) \
-    X(EMBEDDING, "embedding", OPK_GATHER, 2, 2)       \
-    X(GATHER, "gather", OPK_GATHER, 2, 2)             \
-    X(INDEX_SELECT, "index_select", OPK_GATHER, 2, 2) \
-    X(SCATTER_ADD, "scatter_add", OPK_SCATTER, 2, 2)  \
-    X(INDEX_ADD, "index_add", OPK_SCATTER, 2, 2)      \
-    X(INDEX_COPY, "index_copy", OPK_STREAM, 3, 3)     \
-    X(CONCAT, "concat", OPK_STREAM, 1, -1)            \
-    X(SLICE, "slice", OPK_STREAM, 1, 1)               \
-    X(TRANSPOSE, "transpose", OPK_STREAM, 1, 1)       \
-    X(RESHAPE, "reshape", OPK_FREE, 1, 1)             \
-    X(VIEW, "view", OPK_FREE, 1, 1)                   \
-    X(ROPE, "rope", OPK_STREAM, 1, 3)                 \
-    X(EXPAND, "expand", OPK_STREAM, 1, 1)
+/* X(enum, name): every operator type; its properties are one row of the op table (op.c). */
+#define OP_TYPES(X)                         \
+    X(MATMUL, "matmul")                     \
+    X(LINEAR, "linear")                     \
+    X(RELU, "relu")                         \
+    X(GELU, "gelu")                         \
+    X(SILU, "silu")                         \
+    X(SIGMOID, "sigmoid")                   \
+    X(TANH, "tanh")                         \
+    X(EXP, "exp")                           \
+    X(LOG, "log")                           \
+    X(NEG, "neg")                           \
+    X(ABS, "abs")                           \
+    X(SQRT, "sqrt")                         \
+    X(RSQRT, "rsqrt")                       \
+    X(SQUARE, "square")                     \
+    X(SCALE, "scale")                       \
+    X(COPY, "copy")                         \
+    X(CAST, "cast")                         \
+    X(FILL, "fill")                         \
+    X(ADD, "add")                           \
+    X(SUB, "sub")                           \
+    X(MUL, "mul")                           \
+    X(DIV, "div")                           \
+    X(ACT_BWD, "act_backward")              \
+    X(ADAM, "adam_update")                  \
+    X(REDUCE, "reduce")                     \
+    X(SOFTMAX, "softmax")                   \
+    X(SOFTMAX_BWD, "softmax_backward")      \
+    X(LAYERNORM, "layernorm")               \
+    X(RMSNORM, "rmsnorm")                   \
+    X(NORM_BWD, "norm_backward")            \
+    X(ATTENTION, "attention")               \
+    X(ATTN_BWD, "attention_backward")       \
+    X(EMBEDDING, "embedding")               \
+    X(GATHER, "gather")                     \
+    X(INDEX_SELECT, "index_select")         \
+    X(SCATTER_ADD, "scatter_add")           \
+    X(INDEX_ADD, "index_add")               \
+    X(INDEX_COPY, "index_copy")             \
+    X(CONCAT, "concat")                     \
+    X(SLICE, "slice")                       \
+    X(TRANSPOSE, "transpose")               \
+    X(RESHAPE, "reshape")                   \
+    X(VIEW, "view")                         \
+    X(ROPE, "rope")                         \
+    X(EXPAND, "expand")
 
 typedef enum op_type {
-#define X(e, n, k, lo, hi) OP_##e,
+#define X(e, n) OP_##e,
     OP_TYPES(X)
 #undef X
         OP_COUNT
 } op_type;
+
+/** Type flags (op_info.flags). */
+enum {
+    OPF_GEMM = 1 << 0,        /* matmul/linear: a GEMM kernel */
+    OPF_TENSOR = 1 << 1,      /* runs on the tensor cores (GEMMs, attention) */
+    OPF_ELEMENTWISE = 1 << 2, /* one output element per input element (unary, binary, rope, fill) */
+    OPF_INDEX = 1 << 3,       /* data-dependent rows: gather, scatter, embedding, index_copy */
+    OPF_EPILOGUE = 1 << 4,    /* kitsune: fuses into its producer's pipeline stage as an epilogue */
+    OPF_TRAIN_ONLY = 1 << 5,  /* created by autodiff (backward kernels, optimizer updates) */
+};
+
+/** Vertical-fusion class of a type: what a fusion group may do with it (fusion.c). */
+typedef enum op_fuse {
+    FUSE_NONE,      /* a closed group of its own (op_info.fuse_why says why) */
+    FUSE_FREE,      /* a view: joins its producer's group, launches nothing */
+    FUSE_GEMM,      /* leads a group: epilogues, row epilogues and GEMM chains join it */
+    FUSE_POINTWISE, /* joins as an epilogue of a GEMM tile or stitches with pointwise/row ops */
+    FUSE_INPLACE,   /* pointwise, written in place into a wider output (concat): no broadcast test */
+    FUSE_ROW        /* row op: row epilogue of a GEMM or stitched (AStitch) */
+} op_fuse;
+
+/** CTA grid of a row kernel (cost.c), as ATen launches it. */
+typedef enum op_rowgrid {
+    ROWGRID_CTA,  /* one row per CTA (layer_norm, rms_norm, block softmax, norm backward) */
+    ROWGRID_PACK, /* rows packed until a CTA holds ROW_MIN_ELEMS_PER_CTA elements (reduce) */
+    ROWGRID_WARP  /* one warp per row up to 1024 elements, a CTA per row above (softmax) */
+} op_rowgrid;
+
+/** Gradient rule of a type (autodiff.c applies it; docs/training.md lists them). */
+typedef enum op_grad {
+    GR_UNSUPPORTED, /* no rule: training graphs through it are refused */
+    GR_NONE,        /* no differentiable inputs (fill) */
+    GR_MATMUL,      /* dA = dC B^T, dB = A^T dC (transpose flags, no transpose kernels) */
+    GR_LINEAR,      /* dx = linear(dy, W^T), dW = x^T dy, db = sum of dy over rows */
+    GR_SELF,        /* the same op applied to dy (neg, copy, cast, scale) */
+    GR_ACT,         /* act_backward(dy, saved): saved = output (OPG_SAVES_OUT) or input */
+    GR_ADD,         /* da = db = dy (summed to broadcast operands) */
+    GR_SUB,         /* da = dy, db = -dy */
+    GR_MUL,         /* da = dy b, db = dy a */
+    GR_DIV,         /* da = dy / b, db = -(dy y) / b */
+    GR_SOFTMAX,     /* softmax_backward(dy, y) */
+    GR_NORM,        /* norm_backward(dy, x, [gamma]) -> dx, [dgamma, dbeta] */
+    GR_ATTENTION,   /* attention_backward(dO, q, k, v, O) -> dq, dk, dv */
+    GR_ROPE,        /* the inverse rotation: rope of dy */
+    GR_DUAL,        /* index ops: the dual index op (op_info.grad_dual) of dy */
+    GR_EMBEDDING,   /* index_add of dy rows into the dense table gradient */
+    GR_INDEX_COPY,  /* src: index_select of dy; dst: dy with src rows zeroed */
+    GR_CONCAT,      /* slices of dy */
+    GR_SLICE,       /* dy padded with zero fills (concat) */
+    GR_TRANSPOSE,   /* the inverse permutation */
+    GR_VIEW,        /* the same view of dy */
+    GR_REDUCE,      /* expand dy back (max: masked with the saved input) */
+    GR_EXPAND       /* sum dy down to the input's shape */
+} op_grad;
+
+/** One row of the op table: everything type-specific. */
+typedef struct op_info {
+    const char *name;
+    op_kind kind;          /* tiling class (cost.c); views decide per op (op_work_of) */
+    int min_in, max_in;    /* inputs; max_in -1 = any (concat) */
+    int max_out;           /* outputs (1 unless a fused backward/update op) */
+    const char *attrs;     /* accepted attribute keys, each followed by ',' */
+    unsigned flags;        /* OPF_* */
+    int simt_flops_per_elem, sfu_per_elem; /* per element (STREAM: output, ROW: input) */
+    double inst_per_elem, inst_per_cta;    /* ROW: measured issued instructions (0 = FLOPs) */
+    int sfu_per_row;       /* ROW: SFU ops per row (norms: one rsqrt) */
+    op_rowgrid rowgrid;    /* ROW: CTA grid */
+    int row_input;         /* ROW: the input whose rows are normalized/reduced */
+    op_fuse fuse;          /* vertical-fusion class */
+    const char *fuse_why;  /* FUSE_NONE: why nothing fuses with it */
+    op_grad grad;          /* gradient rule */
+    int grad_saves_out;    /* GR_ACT: the rule reads the output (else the input) */
+    int grad_dual;         /* GR_DUAL: op type of the gradient */
+} op_info;
 
 enum { OP_MAXIN = 64 };
 
@@ -102,6 +176,8 @@ typedef struct op_work {
 const char *op_name(int type);
 /** Parse a type name ("index_select"); -1 if unknown. */
 int op_parse(const char *name);
+/** The op table row of a type (type must be valid). */
+const op_info *op_info_of(int type);
 /** Kind of a type (OPK_FREE for views; transpose/reshape with "copy" attrs are decided per op
  *  by op_work). */
 op_kind op_type_kind(int type);
@@ -113,11 +189,9 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen);
 /** 1 for ops that launch no kernel (views). */
 int op_is_free(const wl_graph *g, const wl_op *o);
-/** 1 for elementwise types (unary, binary, cast, copy, act_backward). */
+/** Flag tests on the table (OPF_ELEMENTWISE, OPF_INDEX, OPF_GEMM). */
 int op_is_elementwise(int type);
-/** 1 for gathers/scatters/embeddings (index ops that fusion and pipelines exclude). */
 int op_is_index(int type);
-/** 1 for matmul/linear. */
 int op_is_gemm(int type);
 
 #endif

@@ -127,7 +127,7 @@ static int is_epilogue(const ks_ctx *x, const ks_work *k, int i)
 {
     const wl_graph *g = x->g;
     const wl_op *o = &g->op[i];
-    if (!op_is_elementwise(o->type) || o->type == OP_FILL || x->w[i].flops_tensor > 0)
+    if (!(op_info_of(o->type)->flags & OPF_EPILOGUE) || x->w[i].flops_tensor > 0)
         return -1;
     int prod = -1;
     for (int j = 0; j < o->nin; j++) {

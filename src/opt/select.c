@@ -59,8 +59,7 @@ int sel_valid(const wl_graph *g, const op_work *w, int first, int last)
 
 static int is_tensor_op(const wl_graph *g, int i)
 {
-    int t = g->op[i].type;
-    return op_is_gemm(t) || t == OP_ATTENTION || t == OP_ATTN_BWD;
+    return (op_info_of(g->op[i].type)->flags & OPF_TENSOR) != 0;
 }
 
 /* A segment holds one of the paper's patterns (section 5). */
@@ -73,7 +72,7 @@ static int has_pattern(const wl_graph *g, const op_work *w, const int *split_k, 
         const wl_op *o = &g->op[i];
         if (is_tensor_op(g, i))
             tensor_ops++;
-        if (o->type == OP_ATTENTION || o->type == OP_ATTN_BWD)
+        if (w[i].kind == OPK_ATTN)
             return 1;
         if (op_is_gemm(o->type)) {
             if (split_k && split_k[i] > 1)
