@@ -24,7 +24,8 @@ else
   BUILD  = build
 endif
 
-LIB_SRC  = $(wildcard src/*.c) $(wildcard src/io/*.c) $(wildcard src/model/*.c) $(wildcard src/opt/*.c)
+LIB_SRC  = $(wildcard src/*.c) $(wildcard src/io/*.c) $(wildcard src/model/*.c) \
+           $(wildcard src/model/exec/*.c) $(wildcard src/opt/*.c)
 LIB_SRC := $(filter-out src/main.c,$(LIB_SRC))
 CLI_SRC  = src/main.c $(wildcard src/cli/*.c)
 TEST_SRC = $(wildcard tests/check_*.c)

@@ -50,6 +50,23 @@ char *arena_strdup(arena *a, const char *s)
     return p;
 }
 
+arena_pos arena_mark(const arena *a)
+{
+    arena_pos p = {a->head, a->head ? a->head->used : 0};
+    return p;
+}
+
+void arena_release(arena *a, arena_pos pos)
+{
+    while (a->head && a->head != pos.block) {
+        arena_block *n = a->head->next;
+        free(a->head);
+        a->head = n;
+    }
+    if (a->head)
+        a->head->used = pos.used;
+}
+
 void arena_free(arena *a)
 {
     arena_block *b = a->head;

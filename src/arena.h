@@ -14,6 +14,16 @@ typedef struct arena {
 void *arena_calloc(arena *a, size_t n, size_t size);
 /** Copy of a NUL-terminated string (NULL in, NULL out). */
 char *arena_strdup(arena *a, const char *s);
+/** A position in an arena (arena_mark), to free what was allocated after it (arena_release). */
+typedef struct arena_pos {
+    arena_block *block;
+    size_t used;
+} arena_pos;
+/** The current position. */
+arena_pos arena_mark(const arena *a);
+/** Free everything allocated since `pos` (a position of this arena, not already released):
+ *  scratch memory of one step of a long loop. */
+void arena_release(arena *a, arena_pos pos);
 /** Free every block. The arena may be reused afterwards. */
 void arena_free(arena *a);
 

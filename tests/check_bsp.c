@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/model/bsp.h"
+#include "../src/model/exec/bsp.h"
 #include "../src/model/op.h"
 #include "ktest.h"
 
@@ -59,7 +59,7 @@ static kt_result run(void)
     kt_err e;
     err_clear(&e);
     ck_assert_msg(graph_check(&G, "t.json", &e) == 0, "%s: %s", e.path, e.msg);
-    op_work *w = bsp_works(&G, &A, &e);
+    op_work *w = op_works(&G, &A, &e);
     ck_assert_msg(w != NULL, "%s", e.msg);
     cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
     kt_result r;
@@ -177,12 +177,12 @@ START_TEST(test_masked)
     kt_err e;
     err_clear(&e);
     ck_assert_int_eq(graph_check(&G, "t.json", &e), 0);
-    op_work *w = bsp_works(&G, &A, &e);
+    op_work *w = op_works(&G, &A, &e);
     cost_ctx c = {.clock_MHz = HW.clock_MHz, .graph_launch = 1};
     kt_result all, rest;
     ck_assert_int_eq(bsp_run(&HW, &G, w, &c, &A, &all, &e), 0);
     unsigned char ex[2] = {1, 0};
-    ck_assert_int_eq(bsp_run_masked(&HW, &G, w, &c, ex, &A, &rest, &e), 0);
+    ck_assert_int_eq(bsp_run_masked(&HW, &G, w, &c, ex, &A, &rest, NULL, &e), 0);
     ck_assert_int_eq(rest.nitems, 1);
     ck_assert_str_eq(rest.items[0].name, "b");
     /* the excluded producer still counts as having written h: b's read hits as before */

@@ -187,9 +187,9 @@ START_TEST(test_littles_law)
     hw_gpu g = synth();
     g.dram_latency_ns = 1000;
     /* bytes in flight per SM: 2048 threads x 16 B = 32 KiB; over 1 us: 32.768 GB/s per SM */
-    ck_assert_double_eq_tol(cost_dram_Bps(&g, 1), 2048.0 * 16 / 1e-6, 1);
-    ck_assert_double_eq_tol(cost_dram_Bps(&g, 10), 10 * 2048.0 * 16 / 1e-6, 1);
-    ck_assert_double_eq_tol(cost_dram_Bps(&g, 100), 1e12, 1); /* capped at the peak */
+    ck_assert_double_eq_tol(roof_dram_Bps(&g, 1, roof_inflight_full(&g)), 2048.0 * 16 / 1e-6, 1);
+    ck_assert_double_eq_tol(roof_dram_Bps(&g, 10, roof_inflight_full(&g)), 10 * 2048.0 * 16 / 1e-6, 1);
+    ck_assert_double_eq_tol(roof_dram_Bps(&g, 100, roof_inflight_full(&g)), 1e12, 1); /* capped at the peak */
     /* a 1-CTA kernel moving 1 MB from DRAM: 1e6 / 32.768e9 s */
     op_work w = stream(512);
     cost_result r;
@@ -200,7 +200,7 @@ START_TEST(test_littles_law)
     /* zero latency: the plain peak x efficiency */
     g.dram_latency_ns = 0;
     g.dram_frac = 0.5;
-    ck_assert_double_eq_tol(cost_dram_Bps(&g, 1), 0.5e12, 1);
+    ck_assert_double_eq_tol(roof_dram_Bps(&g, 1, roof_inflight_full(&g)), 0.5e12, 1);
 }
 END_TEST
 
@@ -251,7 +251,7 @@ START_TEST(test_simt_fallback)
     op_work b = gemm(1024, 1024, 1024, DT_BF16);
     cost_eval(&v, &b, v.sm_count, &vc, 0, 0, &r);
     ck_assert_int_eq(r.tensor_on_simt, 1);
-    ck_assert_double_eq(cost_tensor_rate(&v, DT_BF16, v.clock_MHz), 0);
+    ck_assert_double_eq(roof_tensor_rate(&v, DT_BF16, v.clock_MHz), 0);
     /* at least the FLOPs over all SIMT lanes at peak */
     ck_assert(r.tensor_s >= 2.0 * 1024 * 1024 * 1024 / (v.sm_count * hw_simt_flops_per_sm(&v, v.clock_MHz)));
 }
@@ -261,10 +261,10 @@ START_TEST(test_rates_and_free)
 {
     hw_gpu g = synth();
     g.tensor_frac = 0.5;
-    ck_assert_double_eq_tol(cost_tensor_rate(&g, DT_BF16, 1000), 0.5e12, 1);
-    ck_assert_double_eq_tol(cost_tensor_rate(&g, DT_BF16, 500), 0.25e12, 1); /* DVFS scales it */
-    ck_assert_double_eq_tol(cost_simt_rate(&g, 1000), 1e11, 1);
-    ck_assert_double_eq_tol(cost_l2_Bps(&g, 10, 500), 2e12, 1); /* L2 scales with the clock */
+    ck_assert_double_eq_tol(roof_tensor_rate(&g, DT_BF16, 1000), 0.5e12, 1);
+    ck_assert_double_eq_tol(roof_tensor_rate(&g, DT_BF16, 500), 0.25e12, 1); /* DVFS scales it */
+    ck_assert_double_eq_tol(roof_simt_rate(&g, 1000), 1e11, 1);
+    ck_assert_double_eq_tol(roof_l2_Bps(&g, 10, roof_inflight_full(&g), 500), 2e12, 1); /* L2 scales with the clock */
     op_work w;
     memset(&w, 0, sizeof w);
     w.kind = OPK_FREE;
@@ -272,10 +272,10 @@ START_TEST(test_rates_and_free)
     cost_eval(&g, &w, 10, &CTX, 0, 0, &r);
     ck_assert_int_eq(r.bound, BOUND_NONE);
     ck_assert_double_eq(r.time_s, 0);
-    ck_assert_str_eq(cost_bound_name(BOUND_COMPUTE), "compute");
-    ck_assert_str_eq(cost_bound_name(BOUND_L2), "l2");
-    ck_assert_str_eq(cost_bound_name(BOUND_DRAM), "dram");
-    ck_assert_str_eq(cost_bound_name(BOUND_LATENCY), "latency");
+    ck_assert_str_eq(roof_bound_name(BOUND_COMPUTE), "compute");
+    ck_assert_str_eq(roof_bound_name(BOUND_L2), "l2");
+    ck_assert_str_eq(roof_bound_name(BOUND_DRAM), "dram");
+    ck_assert_str_eq(roof_bound_name(BOUND_LATENCY), "latency");
 }
 END_TEST
 

@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "../src/model/hw.h"
-#include "../src/model/queue.h"
+#include "../src/model/exec/queue.h"
 #include "ktest.h"
 
 static hw_gpu a100(void)

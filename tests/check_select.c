@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../src/model/bsp.h"
-#include "../src/opt/select.h"
+#include "../src/model/exec/bsp.h"
+#include "../src/model/exec/select.h"
 #include "ktest.h"
 
 /* x -> fc1 -> relu -> fc2 -> (view) -> emb-like gather -> add ; plus an independent op */
@@ -58,7 +58,7 @@ static void build(fixture *f)
     O(f, "neg", OP_NEG, gth, -1, z);           /* 5 */
     O(f, "other", OP_NEG, x2, -1, z2);         /* 6 */
     ck_assert_msg(graph_check(&f->g, "t", &e) == 0, "%s", e.msg);
-    f->w = bsp_works(&f->g, &f->a, &e);
+    f->w = op_works(&f->g, &f->a, &e);
     ck_assert_ptr_nonnull(f->w);
 }
 
@@ -72,7 +72,7 @@ START_TEST(validity)
     ck_assert(!sel_valid(&f.g, f.w, 2, 4)); /* contains the gather */
     ck_assert(!sel_valid(&f.g, f.w, 5, 6)); /* two unconnected ops */
     ck_assert(!sel_valid(&f.g, f.w, 1, 1)); /* one op */
-    ck_assert_int_eq(sel_real_producer(&f.g, f.w, wl_find_tensor(&f.g, "yv")), 2);
+    ck_assert_int_eq(graph_producer(&f.g, wl_find_tensor(&f.g, "yv")), 2);
     arena_free(&f.a);
 }
 END_TEST

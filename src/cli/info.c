@@ -5,7 +5,6 @@
 
 #include "../io/out.h"
 #include "../model/autodiff.h"
-#include "../model/bsp.h"
 #include "../model/op.h"
 #include "cli.h"
 #include "cmds.h"
@@ -29,7 +28,7 @@ typedef struct wl_summary {
 static int summarize(const wl_graph *g, arena *a, wl_summary *s, kt_err *e)
 {
     memset(s, 0, sizeof *s);
-    op_work *w = bsp_works(g, a, e);
+    op_work *w = op_works(g, a, e);
     if (!w)
         return -1;
     s->ops = g->nop;

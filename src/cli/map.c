@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../io/out.h"
-#include "../model/pipeline.h"
+#include "../model/exec/kitsune.h"
 #include "../model/run.h"
 #include "cli.h"
 #include "cmds.h"
@@ -152,7 +152,7 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             fputs(", \"latency_s\": ", f);
             out_json_num(f, st->latency_s);
             fprintf(f, ", \"bound\": \"%s\", \"limit\": \"%s\", \"reduction_tree\": %s, \"members\": [",
-                    cost_bound_name(st->bound), st->limit, st->reduction_tree ? "true" : "false");
+                    roof_bound_name(st->bound), st->limit, st->reduction_tree ? "true" : "false");
             for (int m = 0; m < st->nmembers; m++) {
                 fputs(m ? ", " : "", f);
                 out_json_str(f, g->op[st->members[m]].name);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../model/pipeline.h"
+#include "../model/exec/kitsune.h"
 
 void out_json_str(FILE *f, const char *s)
 {
@@ -150,7 +150,7 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             out_json_num(f, c->time_s);
             fprintf(f, ", \"bound\": \"%s\", \"flops\": %lld, \"dram_read_bytes\": %lld, "
                        "\"dram_write_bytes\": %lld, \"l2_bytes\": %lld",
-                    cost_bound_name(c->bound), (long long)c->flops, (long long)c->dram_read_bytes,
+                    roof_bound_name(c->bound), (long long)c->flops, (long long)c->dram_read_bytes,
                     (long long)c->dram_write_bytes, (long long)c->l2_bytes);
             fputs(", \"terms_s\": {\"compute\": ", f);
             out_json_num(f, c->compute_s);
@@ -229,7 +229,7 @@ void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_g
         const kt_item *it = &r->items[i];
         const cost_result *c = &it->c;
         fprintf(f, "%-*.*s  %-*s  %11.2f  %-8s  %10.3f  %12.3f  %12.3f  %10.3f", wn, wn, it->name,
-                wt, it->type, c->time_s * 1e6, c->bound == BOUND_NONE ? "-" : cost_bound_name(c->bound),
+                wt, it->type, c->time_s * 1e6, c->bound == BOUND_NONE ? "-" : roof_bound_name(c->bound),
                 (double)c->flops / 1e9, mb(c->dram_read_bytes), mb(c->dram_write_bytes),
                 mb(c->l2_bytes));
         if (explain)
@@ -266,7 +266,7 @@ void out_csv_items(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu 
         const cost_result *c = &it->c;
         fprintf(f, "%s,%s,%s,%s,%s,%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g\n",
                 g->name, hw->name, training ? "training" : "inference", r->exec, it->name, it->type,
-                c->time_s, c->bound == BOUND_NONE ? "none" : cost_bound_name(c->bound),
+                c->time_s, c->bound == BOUND_NONE ? "none" : roof_bound_name(c->bound),
                 (long long)c->flops, (long long)c->dram_read_bytes, (long long)c->dram_write_bytes,
                 (long long)c->l2_bytes, c->compute_s, c->l2_s, c->dram_s, c->latency_s, c->launch_s,
                 (long long)c->tiles, (long long)c->waves, it->energy_J);

@@ -23,7 +23,6 @@
 
 #include "graph.h"
 #include "op.h"
-#include "run.h"
 
 enum { AD_NAME_MAX = 256 };
 

@@ -5,6 +5,9 @@
 #include "../err.h"
 #include "wl.h"
 
+/** Optimizer update ops a training graph may end with. */
+enum { OPTIM_NONE, OPTIM_SGD, OPTIM_ADAM };
+
 /** Build forward + backward from fwd: loss = sum of the graph outputs (backward starts from a
  *  gradient of ones), gradient rules per op type, a gradient for every weight, forward
  *  activations the backward reads marked `saved`. optimizer: OPTIM_NONE/SGD/ADAM (run.h) appends

@@ -31,63 +31,9 @@ enum { ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
-/* Bytes one thread keeps in flight (one 128-bit load), for the Little's-law bandwidth cap. */
-enum { INFLIGHT_BYTES_PER_THREAD = 16 };
-/* SFU throughput relative to FP32 FMA lanes: 16 vs 64 (CC 8.x) and 16 vs 128 (CC 9.0) results
- * per clock per SM (CUDA C++ Programming Guide, arithmetic instructions table); we use
- * simt_fp32_flop_per_clk_per_sm / 8 (= 16 per clk on A100: 128/8). */
-enum { SFU_PER_FP32_FLOP_DIV = 8 };
-/* Each SM has 4 sub-partitions, each issuing one warp-instruction per clock (CC 7.0-10.0;
- * NVIDIA Volta/Ampere/Hopper tuning guides, "SM" sections). */
-enum { WARP_ISSUE_PER_CLK_PER_SM = 4 };
-
-double cost_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz)
-{
-    return hw_tensor_flops_per_sm(g, d, clock_MHz) * g->tensor_frac;
-}
-
-double cost_simt_rate(const hw_gpu *g, double clock_MHz)
-{
-    return hw_simt_flops_per_sm(g, clock_MHz) * g->simt_frac;
-}
-
-double cost_sfu_rate(const hw_gpu *g, double clock_MHz)
-{
-    return hw_simt_flops_per_sm(g, clock_MHz) / SFU_PER_FP32_FLOP_DIV * g->simt_frac;
-}
-
-/* Little's law: with `inflight` bytes outstanding per SM and a round-trip latency, an SM
- * cannot move more than inflight / latency bytes per second. */
-static double little_cap(double peak, double lat_ns, int active_sms, double inflight)
-{
-    if (lat_ns <= 0)
-        return peak;
-    double little = (double)active_sms * inflight / (lat_ns * 1e-9);
-    return little < peak ? little : peak;
-}
-
-double cost_dram_Bps(const hw_gpu *g, int active_sms)
-{
-    return little_cap(g->dram_bandwidth_GBps * 1e9 * g->dram_frac, g->dram_latency_ns, active_sms,
-                      (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD);
-}
-
-double cost_l2_Bps(const hw_gpu *g, int active_sms, double clock_MHz)
-{
-    return little_cap(g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (clock_MHz / g->clock_MHz),
-                      g->l2_latency_ns, active_sms,
-                      (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD);
-}
-
 double cost_launch_s(const hw_gpu *g, const cost_ctx *c)
 {
     return (c->graph_launch ? g->launch_graph_overhead_us : g->launch_overhead_us) * 1e-6;
-}
-
-const char *cost_bound_name(cost_bound b)
-{
-    static const char *const N[] = {"compute", "l2", "dram", "latency", "none"};
-    return N[b];
 }
 
 static int64_t cdiv(int64_t a, int64_t b)
@@ -335,14 +281,14 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->wave_eff = (double)t.tiles / ((double)r->waves * (double)slots);
     int active = (int)(t.tiles < sms ? t.tiles : sms);
 
-    double tr = cost_tensor_rate(g, w->cdt, c->clock_MHz);
+    double tr = roof_tensor_rate(g, w->cdt, c->clock_MHz);
     double tile_tensor_s;
     if (t.tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
-        tile_tensor_s = t.tile_flops_tensor / cost_simt_rate(g, c->clock_MHz);
+        tile_tensor_s = t.tile_flops_tensor / roof_simt_rate(g, c->clock_MHz);
     else
         tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
-    double tile_simt_s = t.tile_flops_simt / cost_simt_rate(g, c->clock_MHz) +
-                         t.tile_sfu_ops / cost_sfu_rate(g, c->clock_MHz);
+    double tile_simt_s = t.tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
+                         t.tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
     if (t.tile_inst > 0) {
         /* measured instruction counts: issue-bound time (they include the math); a persistent
          * stage kernel keeps its CTAs and pays ATen's per-CTA prologue and block-reduction
@@ -350,7 +296,7 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         double inst = t.tile_inst - (c->persistent ? w->inst_per_cta : 0.0);
         if (inst < 0)
             inst = 0;
-        tile_simt_s = inst / (WARP_ISSUE_PER_CLK_PER_SM * 32.0 * c->clock_MHz * 1e6 * g->simt_frac);
+        tile_simt_s = inst / roof_issue_rate(g, c->clock_MHz);
     }
     /* each SM runs ctas_per_sm tiles at once, sharing its units */
     double per_wave = (double)t.ctas_per_sm;
@@ -378,26 +324,23 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
      * one 16-byte load per thread of a full SM outstanding; other kernels are limited by their
      * resident threads (16-byte vector loads, as ATen's kernels issue them) and by the bytes a
      * CTA has to move at all */
-    double inflight = (double)g->max_threads_per_sm * INFLIGHT_BYTES_PER_THREAD;
+    double inflight = roof_inflight_full(g);
     if (w->kind != OPK_GEMM && w->kind != OPK_ATTN) {
         double threads = (double)t.ctas_per_sm * t.threads_per_cta;
         if (threads > g->max_threads_per_sm)
             threads = g->max_threads_per_sm;
         double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
-        double per_cta = fmin(threads / t.ctas_per_sm * INFLIGHT_BYTES_PER_THREAD, per_cta_bytes);
+        double per_cta = fmin(threads / t.ctas_per_sm * ROOF_INFLIGHT_BYTES_PER_THREAD, per_cta_bytes);
         inflight = fmax(1.0, fmin(inflight, per_cta * t.ctas_per_sm));
     }
-    double l2_peak = g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (c->clock_MHz / g->clock_MHz);
-    double dram_peak = g->dram_bandwidth_GBps * 1e9 * g->dram_frac;
-    r->l2_s = (double)r->l2_bytes / little_cap(l2_peak, g->l2_latency_ns, active, inflight);
+    r->l2_s = (double)r->l2_bytes / roof_l2_Bps(g, active, inflight, c->clock_MHz);
     if (w->kind == OPK_SCATTER && g->l2_atomic_Gops > 0) {
         /* every element is one atomic read-modify-write executed at L2 */
         double atomic_s = (double)w->elems / (g->l2_atomic_Gops * 1e9 * (c->clock_MHz / g->clock_MHz));
         if (atomic_s > r->l2_s)
             r->l2_s = atomic_s;
     }
-    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) /
-                little_cap(dram_peak, g->dram_latency_ns, active, inflight);
+    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) / roof_dram_Bps(g, active, inflight);
     r->launch_s = cost_launch_s(g, c);
     /* the first tile waits one memory round trip before it can compute (pipeline fill) */
     r->latency_s = (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
@@ -410,24 +353,8 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->cdt = w->cdt;
     r->tensor_on_simt = t.tile_flops_tensor > 0 && tr <= 0;
 
-    double body = r->compute_s;
-    r->bound = BOUND_COMPUTE;
-    if (r->l2_s > body) {
-        body = r->l2_s;
-        r->bound = BOUND_L2;
-    }
-    if (r->dram_s > body) {
-        body = r->dram_s;
-        r->bound = BOUND_DRAM;
-    }
-    if (r->launch_s + r->latency_s > body || (r->bound == BOUND_COMPUTE && dispatch_bound))
-        r->bound = BOUND_LATENCY;
-    r->time_s = r->launch_s + r->latency_s + body;
-    double peak_flops = (w->flops_tensor > 0 && tr > 0)
-                            ? hw_tensor_flops_per_sm(g, w->cdt, c->clock_MHz) * g->sm_count
-                            : hw_simt_flops_per_sm(g, c->clock_MHz) * g->sm_count;
-    r->sm_util = r->time_s > 0 ? (double)r->flops / r->time_s / peak_flops : 0;
-    r->dram_util = r->time_s > 0 ? (double)(r->dram_read_bytes + r->dram_write_bytes) / r->time_s /
-                                       (g->dram_bandwidth_GBps * 1e9)
-                                 : 0;
+    r->bound = roof_bound(r->compute_s, r->l2_s, r->dram_s, r->launch_s + r->latency_s, dispatch_bound);
+    r->time_s = r->launch_s + r->latency_s + fmax(r->compute_s, fmax(r->l2_s, r->dram_s));
+    roof_util(g, r->flops, w->flops_tensor > 0, w->cdt, r->dram_read_bytes + r->dram_write_bytes,
+              r->time_s, c->clock_MHz, &r->sm_util, &r->dram_util);
 }

@@ -5,8 +5,7 @@
 
 #include "hw.h"
 #include "op.h"
-
-typedef enum cost_bound { BOUND_COMPUTE, BOUND_L2, BOUND_DRAM, BOUND_LATENCY, BOUND_NONE } cost_bound;
+#include "roof.h"
 
 /** Evaluation context shared by every op of a run. */
 typedef struct cost_ctx {
@@ -53,17 +52,7 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t);
  *  added here. Pure. */
 void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, int64_t ext_dram_read,
                int64_t ext_dram_write, cost_result *r);
-/** Achievable DRAM bandwidth in bytes/s with `active_sms` SMs issuing loads (Little's law cap). */
-double cost_dram_Bps(const hw_gpu *g, int active_sms);
-/** Achievable L2 bandwidth in bytes/s at a clock with `active_sms` SMs. */
-double cost_l2_Bps(const hw_gpu *g, int active_sms, double clock_MHz);
-/** Achievable per-SM compute rates (FLOP/s) at a clock. */
-double cost_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz);
-double cost_simt_rate(const hw_gpu *g, double clock_MHz);
-double cost_sfu_rate(const hw_gpu *g, double clock_MHz);
 /** Launch gap in seconds. */
 double cost_launch_s(const hw_gpu *g, const cost_ctx *c);
-/** "compute", "l2", "dram", "latency". */
-const char *cost_bound_name(cost_bound b);
 
 #endif

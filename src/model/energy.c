@@ -184,18 +184,8 @@ static void item_at(const hw_gpu *hw, const kt_item *src, double f, kt_item *dst
     double body0 = max3(c0->compute_s, c0->l2_s, c0->dram_s);
     double body = max3(c->compute_s, c->l2_s, c->dram_s);
     c->time_s = c0->time_s + (body - body0);
-    if (c0->bound != BOUND_NONE) {
-        double top = c->compute_s; /* the same order of ties as cost_eval */
-        c->bound = BOUND_COMPUTE;
-        if (c->l2_s > top) {
-            top = c->l2_s;
-            c->bound = BOUND_L2;
-        }
-        if (c->dram_s > top)
-            c->bound = BOUND_DRAM;
-        if (c->launch_s + c->latency_s > body)
-            c->bound = BOUND_LATENCY;
-    }
+    if (c0->bound != BOUND_NONE)
+        c->bound = roof_bound(c->compute_s, c->l2_s, c->dram_s, c->launch_s + c->latency_s, 0);
     if (c->time_s > 0) {
         c->sm_util = c0->sm_util * (c0->time_s / c->time_s);
         c->dram_util = c0->dram_util * (c0->time_s / c->time_s);

@@ -100,3 +100,18 @@ done:
     arena_free(&tmp);
     return rc;
 }
+
+int graph_storage(const wl_graph *g, int t)
+{
+    for (;;) {
+        int p = g->t[t].producer;
+        if (p < 0 || p >= g->nop || g->op[p].nin < 1 || !op_is_free(g, &g->op[p]))
+            return t;
+        t = g->op[p].in[0];
+    }
+}
+
+int graph_producer(const wl_graph *g, int t)
+{
+    return g->t[graph_storage(g, t)].producer;
+}

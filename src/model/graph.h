@@ -9,4 +9,11 @@
  *  (NULL: g->file). 0 or -1 with e naming file and JSON path. */
 int graph_check(const wl_graph *g, const char *file, kt_err *e);
 
+/** The tensor that owns t's storage: t itself, or the input of the free view (view, reshape or
+ *  transpose without copy) that produced it, followed back. */
+int graph_storage(const wl_graph *g, int t);
+/** The op that really produces tensor t (free views followed back); -1 for graph inputs and
+ *  weights. */
+int graph_producer(const wl_graph *g, int t);
+
 #endif

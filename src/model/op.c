@@ -802,3 +802,21 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
             CHK(wl_add(w->in_l2_bytes, w->in_bytes[i], &w->in_l2_bytes));
     return 0;
 }
+
+op_work *op_works(const wl_graph *g, arena *a, kt_err *e)
+{
+    op_work *w = arena_calloc(a, (size_t)g->nop + 1, sizeof *w);
+    if (!w) {
+        err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < g->nop; i++) {
+        char msg[128], p[64];
+        if (op_work_of(g, &g->op[i], &w[i], msg, sizeof msg)) {
+            err_path(p, sizeof p, "ops", NULL, i);
+            err_set(e, KT_EINPUT, g->file, p, "%s", msg);
+            return NULL;
+        }
+    }
+    return w;
+}

@@ -3,6 +3,8 @@
 #define KT_OP_H
 #include <stdint.h>
 
+#include "../arena.h"
+#include "../err.h"
 #include "dtype.h"
 #include "wl.h"
 
@@ -187,6 +189,9 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
              unsigned long sublen);
 /** Compute the work of a (checked) op; 0 or -1 on 64-bit overflow (msg set). */
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen);
+/** op_work_of for every op of a checked graph, allocated in a; NULL with e set (the op's JSON
+ *  path) on overflow or out of memory. */
+op_work *op_works(const wl_graph *g, arena *a, kt_err *e);
 /** 1 for ops that launch no kernel (views). */
 int op_is_free(const wl_graph *g, const wl_op *o);
 /** Flag tests on the table (OPF_ELEMENTWISE, OPF_INDEX, OPF_GEMM). */

@@ -4,13 +4,11 @@
 #include <string.h>
 
 #include "autodiff.h"
-#include "bsp.h"
 #include "energy.h"
-#include "fusion.h"
-#include "pipeline.h"
-
-/* GLPK time limit per pipeline solve when the caller sets none (seconds). */
-#define ILP_DEFAULT_TIME_LIMIT_S 1.0
+#include "exec/bsp.h"
+#include "exec/kitsune.h"
+#include "exec/vf.h"
+#include "op.h"
 
 void kt_opts_default(kt_opts *o)
 {
@@ -18,7 +16,9 @@ void kt_opts_default(kt_opts *o)
     o->exec_mask = EXEC_ALL;
     o->graph_launch = 1;
     o->select = SELECT_SEARCH;
-    o->ilp_time_limit_s = ILP_DEFAULT_TIME_LIMIT_S;
+    ks_opts k;
+    ks_opts_default(&k);
+    o->ilp_time_limit_s = k.ilp_time_limit_s;
 }
 
 int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
@@ -38,7 +38,7 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
         g = tg;
     }
     out->g = g;
-    op_work *works = bsp_works(g, a, e);
+    op_work *works = op_works(g, a, e);
     if (!works)
         return -1;
     cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = o->graph_launch};
@@ -53,7 +53,9 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
         out->nres++;
     }
     if (o->exec_mask & EXEC_KITSUNE) {
-        if (ks_run(hw, g, works, &c, o, a, &out->res[out->nres], e))
+        ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_backward,
+                      o->ilp_time_limit_s};
+        if (ks_run(hw, g, works, &c, &ko, a, &out->res[out->nres], e))
             return -1;
         out->nres++;
     }

@@ -4,13 +4,14 @@
 #define KT_RUN_H
 #include "../arena.h"
 #include "../err.h"
+#include "autodiff.h"
+#include "exec/kitsune.h"
 #include "hw.h"
 #include "result.h"
 #include "wl.h"
 
 enum { EXEC_BSP = 1, EXEC_VF = 2, EXEC_KITSUNE = 4, EXEC_ALL = 7 };
-enum { OPTIM_NONE, OPTIM_SGD, OPTIM_ADAM };
-enum { SELECT_SEARCH, SELECT_PATTERNS };
+enum { SELECT_SEARCH = KS_SELECT_SEARCH, SELECT_PATTERNS = KS_SELECT_PATTERNS };
 
 typedef struct kt_opts {
     int training;          /* derive forward + backward (autodiff.c) */

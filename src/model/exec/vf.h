@@ -1,12 +1,12 @@
-/* fusion: the vertical-fusion baseline - fusion planner and cost of fused groups. */
-#ifndef KT_FUSION_H
-#define KT_FUSION_H
-#include "../arena.h"
-#include "../err.h"
-#include "cost.h"
-#include "hw.h"
-#include "result.h"
-#include "wl.h"
+/* vf: the vertical-fusion baseline - fusion planner and cost of fused groups. */
+#ifndef KT_VF_H
+#define KT_VF_H
+#include "../../arena.h"
+#include "../../err.h"
+#include "../cost.h"
+#include "../hw.h"
+#include "../result.h"
+#include "../wl.h"
 
 /** Plan fusion groups and predict vertical-fusion execution. fuse_backward: 0 = forward ops only
  *  (the paper's assumption for training), 1 = backward chains too. r->items are the groups

@@ -1,9 +1,9 @@
 /* select: choice of the subgraphs that run as Kitsune spatial pipelines. */
 #ifndef KT_SELECT_H
 #define KT_SELECT_H
-#include "../arena.h"
-#include "../model/op.h"
-#include "../model/wl.h"
+#include "../../arena.h"
+#include "../op.h"
+#include "../wl.h"
 
 /** A candidate subgraph: the ops first..last of the topological (file) order. A run of
  *  consecutive ops is always contiguous (convex: no edge can leave and re-enter, since any op
@@ -24,8 +24,6 @@ enum { SEL_MAX_SEGMENT_OPS = 16 };
  *  index_copy), at least two kernel ops (free views do not count), first and last are kernel ops,
  *  and the kernel ops are connected through tensors produced inside (views followed). */
 int sel_valid(const wl_graph *g, const op_work *w, int first, int last);
-/** Producer of tensor t, following free views back; -1 for graph inputs and weights. */
-int sel_real_producer(const wl_graph *g, const op_work *w, int t);
 /** The paper's pattern rules in one pass over the topological order: ops are grown into a
  *  segment while each consumes a tensor of the segment and is not excluded (index ops; GEMMs with
  *  bsp_sm_util[i] >= SEL_BSP_FRIENDLY_SM_UTIL); a closed segment is kept when it is valid and

@@ -1,4 +1,4 @@
-/* fusion: the vertical-fusion baseline - fusion planner and cost of fused groups.
+/* vf: the vertical-fusion baseline - fusion planner and cost of fused groups.
  *
  * Planner: one pass over the topological order, the way TensorRT, Inductor, AStitch and Welder
  * group a graph. Every op either joins the group of one of its producers (the one that feeds it
@@ -35,13 +35,13 @@
  * the temporal multiplexing of fused kernels (tensor_s / simt_s of each item). L2 residency
  * between groups uses l2.h exactly as bsp.c does between ops; intermediates of a group never
  * touch L2. */
-#include "fusion.h"
+#include "vf.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "l2.h"
-#include "op.h"
+#include "../op.h"
+#include "../sched.h"
 
 /* Bytes per KiB / MiB for the notes. */
 #define KIB_BYTES 1024.0
@@ -683,9 +683,9 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     int nt = g->ntensor > 0 ? g->ntensor : 1;
     vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
                     arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int)), 0, 0};
-    double *last = arena_calloc(a, (size_t)nt, sizeof(double));
+    sched_walk walk;
     if (!p.grp || !p.ctx || !p.next || !p.gr || !p.dep || !r->items || !order || !s.mark ||
-        !s.bytes || !s.xin || !s.xout || !last)
+        !s.bytes || !s.xin || !s.xout || sched_begin(&walk, hw, g, c, a))
         return oom(g, e);
     if (index_tensors(&p, a, e))
         return -1;
@@ -694,15 +694,11 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     if (group_order(&p, order, a, e))
         return -1;
 
-    l2_state l2;
-    l2_init(&l2, hw_l2_bytes(hw), last, g->ntensor);
     for (int k = 0; k < p.ng; k++) {
         int id = order[k];
         const vf_group *G = &p.gr[id];
         if (G->kind == GK_EXCL) {
-            const wl_op *o = &g->op[G->first];
-            for (int j = 0; j < o->nout; j++)
-                l2_write(&l2, o->out[j], g->t[o->out[j]].bytes);
+            sched_skip(&walk, G->first);
             continue;
         }
         kt_item *it = &r->items[r->nitems++];
@@ -742,13 +738,12 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
         }
         int64_t rd = 0, wr = 0;
         for (int j = 0; j < s.nin; j++)
-            rd += l2_read(&l2, s.xin[j], s.bytes[s.xin[j]]);
+            rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
         for (int j = 0; j < s.nout; j++)
             wr += s.bytes[s.xout[j]];
-        cost_eval(hw, &gw, hw->sm_count, c, rd, wr, &it->c);
-        l2_advance(&l2, (double)it->c.dram_read_bytes - (double)rd);
+        sched_kernel(&walk, &gw, hw->sm_count, rd, wr, &it->c);
         for (int j = 0; j < s.nout; j++)
-            l2_write(&l2, s.xout[j], s.bytes[s.xout[j]]);
+            sched_write(&walk, s.xout[j], s.bytes[s.xout[j]]);
     }
     r->ops_total = g->nop;
     result_sum(r);

@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../src/model/bsp.h"
-#include "../src/model/pipeline.h"
-#include "../src/model/queue.h"
+#include "../src/model/exec/bsp.h"
+#include "../src/model/exec/kitsune.h"
+#include "../src/model/run.h"
+#include "../src/model/exec/queue.h"
 #include "ktest.h"
 
 static hw_gpu a100(void)
@@ -30,7 +31,7 @@ static void chain(arena *a, wl_graph *g, op_work **w, int64_t M, int64_t K)
     ck_assert_int_ge(wl_add_op(g, "fc1", OP_LINEAR, i1, 2, &h, 1, NULL, 0, &e), 0);
     ck_assert_int_ge(wl_add_op(g, "fc2", OP_LINEAR, i2, 2, &y, 1, NULL, 0, &e), 0);
     ck_assert_msg(graph_check(g, "chain", &e) == 0, "%s", e.msg);
-    *w = bsp_works(g, a, &e);
+    *w = op_works(g, a, &e);
     ck_assert_ptr_nonnull(*w);
 }
 
@@ -41,8 +42,8 @@ START_TEST(equal_stages_split_evenly)
     wl_graph g;
     op_work *w;
     chain(&a, &g, &w, 8192, 1024);
-    kt_opts o;
-    kt_opts_default(&o);
+    ks_opts o;
+    ks_opts_default(&o);
     cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
     ks_pipeline p;
     kt_err e;
@@ -77,8 +78,8 @@ START_TEST(throughput_within_bounds)
     static const int64_t SHAPES[][2] = {{8192, 1024}, {512, 4096}, {65536, 256}, {128, 128}};
     for (size_t k = 0; k < sizeof SHAPES / sizeof SHAPES[0]; k++) {
         chain(&a, &g, &w, SHAPES[k][0], SHAPES[k][1]);
-        kt_opts o;
-        kt_opts_default(&o);
+        ks_opts o;
+        ks_opts_default(&o);
         cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
         ks_pipeline p;
         kt_err e;
@@ -97,7 +98,7 @@ START_TEST(throughput_within_bounds)
             ck_assert(T <= p.l2_bound_tiles_per_s * (1 + 1e-12));
         /* independent DRAM bound: bytes per tile at the achievable DRAM bandwidth */
         double bytes = (double)(p.dram_read_bytes + p.dram_write_bytes);
-        ck_assert(T <= cost_dram_Bps(&hw, hw.sm_count) * (double)p.tiles / bytes * (1 + 1e-9));
+        ck_assert(T <= roof_dram_Bps(&hw, hw.sm_count, roof_inflight_full(&hw)) * (double)p.tiles / bytes * (1 + 1e-9));
         /* time >= (tiles - 1) / T */
         ck_assert(p.time_s >= (double)(p.tiles - 1) / T);
     }
@@ -112,8 +113,8 @@ START_TEST(spills_when_l2_too_small)
     wl_graph g;
     op_work *w;
     chain(&a, &g, &w, 8192, 1024);
-    kt_opts o;
-    kt_opts_default(&o);
+    ks_opts o;
+    ks_opts_default(&o);
     cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
     ks_pipeline fit, sp;
     kt_err e;
@@ -198,8 +199,9 @@ END_TEST
 /* No per-application constants: the pipeline model's sources name no application. */
 START_TEST(no_application_constants)
 {
-    static const char *const FILES[] = {"src/model/pipeline.c", "src/model/queue.c",
-                                        "src/opt/select.c", "src/opt/ilp.c"};
+    static const char *const FILES[] = {"src/model/exec/kitsune.c", "src/model/exec/pipe.c",
+                                        "src/model/exec/queue.c", "src/model/exec/select.c",
+                                        "src/opt/ilp.c"};
     static const char *const APPS[] = {"dlrm", "nerf", "llama", "graphcast", "meshgraph"};
     for (size_t f = 0; f < sizeof FILES / sizeof FILES[0]; f++) {
         char path[1024], buf[4096];

@@ -11,7 +11,7 @@
 
 #include <math.h>
 
-#include "cost.h"
+#include "../roof.h"
 
 double q_cta_Bps(const hw_gpu *g, double clock_MHz)
 {
@@ -47,11 +47,11 @@ double q_overhead_frac(const hw_gpu *g, double payload_bytes, double clock_MHz)
 double q_aggregate_Bps(const hw_gpu *g, int n, double payload_bytes, int depth, double clock_MHz)
 {
     double want = n * q_eff_Bps(g, payload_bytes, clock_MHz);
-    double l2 = cost_l2_Bps(g, g->sm_count, clock_MHz);
+    double l2 = roof_l2_Bps(g, g->sm_count, roof_inflight_full(g), clock_MHz);
     double spill = q_spill_frac((double)n * depth * payload_bytes, hw_l2_bytes(g));
     /* the resident part streams at L2 speed, the spilled part is written and read back at DRAM
      * speed: time per byte is the weighted sum of both */
-    double dram = cost_dram_Bps(g, g->sm_count) / 2.0;
+    double dram = roof_dram_Bps(g, g->sm_count, roof_inflight_full(g)) / 2.0;
     double per_byte = (1.0 - spill) / l2 + spill / dram;
     double cap = 1.0 / per_byte;
     return want < cap ? want : cap;

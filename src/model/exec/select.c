@@ -3,13 +3,7 @@
 
 #include <math.h>
 
-int sel_real_producer(const wl_graph *g, const op_work *w, int t)
-{
-    int p = g->t[t].producer;
-    while (p >= 0 && w[p].kind == OPK_FREE && g->op[p].nin > 0)
-        p = g->t[g->op[p].in[0]].producer;
-    return p;
-}
+#include "../graph.h"
 
 static int find(int *parent, int x)
 {
@@ -37,7 +31,7 @@ int sel_valid(const wl_graph *g, const op_work *w, int first, int last)
             continue;
         kernels++;
         for (int j = 0; j < g->op[i].nin; j++) {
-            int p = sel_real_producer(g, w, g->op[i].in[j]);
+            int p = graph_producer(g, g->op[i].in[j]);
             if (p >= first && p <= last)
                 parent[find(parent, i - first)] = find(parent, p - first);
         }
@@ -88,7 +82,7 @@ static int has_pattern(const wl_graph *g, const op_work *w, const int *split_k, 
                 if (w[j].kind == OPK_FREE)
                     continue;
                 for (int m = 0; m < g->op[j].nin; m++)
-                    if (sel_real_producer(g, w, g->op[j].in[m]) == i) {
+                    if (graph_producer(g, g->op[j].in[m]) == i) {
                         readers++;
                         break;
                     }
@@ -100,10 +94,10 @@ static int has_pattern(const wl_graph *g, const op_work *w, const int *split_k, 
     return tensor_ops >= 2;
 }
 
-static int consumes_from(const wl_graph *g, const op_work *w, int i, int first, int last)
+static int consumes_from(const wl_graph *g, int i, int first, int last)
 {
     for (int j = 0; j < g->op[i].nin; j++) {
-        int p = sel_real_producer(g, w, g->op[i].in[j]);
+        int p = graph_producer(g, g->op[i].in[j]);
         if (p >= first && p <= last)
             return 1;
     }
@@ -132,7 +126,7 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
     for (int i = 0; i < g->nop; i++) {
         const wl_op *o = &g->op[i];
         if (w[i].kind == OPK_FREE) {
-            if (first >= 0 && consumes_from(g, w, i, first, last) &&
+            if (first >= 0 && consumes_from(g, i, first, last) &&
                 i - first < 4 * SEL_MAX_SEGMENT_OPS)
                 last = i;
             else if (first >= 0) {
@@ -149,7 +143,7 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
             first = -1;
             continue;
         }
-        if (first >= 0 && consumes_from(g, w, i, first, last) && i - first < 4 * SEL_MAX_SEGMENT_OPS) {
+        if (first >= 0 && consumes_from(g, i, first, last) && i - first < 4 * SEL_MAX_SEGMENT_OPS) {
             last = i;
             continue;
         }

@@ -1,22 +1,19 @@
-/* pipeline: Kitsune spatial pipelines - subgraph selection, pipeline design, queue model and
- * ILP stage-to-SM mapping, and the resulting execution. */
-#ifndef KT_PIPELINE_H
-#define KT_PIPELINE_H
+/* pipe: one Kitsune spatial pipeline - its stages, queues, stage rates, resources, the mapping
+ * of stages to SMs (ILP) and the resulting time and traffic. */
+#ifndef KT_PIPE_H
+#define KT_PIPE_H
 #include <stdint.h>
 
-#include "../arena.h"
-#include "../err.h"
-#include "cost.h"
-#include "hw.h"
-#include "result.h"
-#include "run.h"
-#include "wl.h"
+#include "../../arena.h"
+#include "../cost.h"
+#include "../hw.h"
+#include "../wl.h"
 
 /** One stage: a kernel with a limited number of persistent CTAs (one per SM it is given). */
 typedef struct ks_stage {
     int op;                  /* the stage's op (graph index) */
     int nmembers;            /* op plus epilogue-fused elementwise neighbours */
-    const int *members;
+    int *members;
     int tensor;              /* 1: Tensor-core stage, 0: SIMT stage */
     int ctas;                /* CTAs = SMs of its pool it occupies */
     double rate_tiles_per_s; /* throughput at ctas: min(tiles / body_s, ctas / queue_s_per_tile) */
@@ -26,6 +23,11 @@ typedef struct ks_stage {
     cost_bound bound;        /* bound of the op's work at ctas SMs */
     const char *limit;       /* "compute", "l2", "dram", "latency" or "queue" */
     int reduction_tree;      /* 1: the streamed dimension is reduced (split-K / weight gradient) */
+    /* design */
+    double queue_bytes_per_cta; /* L2 storage of the rings its CTAs produce into */
+    double reduction_s;      /* one level of its reduction tree (partial sums through a queue) */
+    double *cand_rate;       /* tiles/s at each candidate CTA count (pipe_env.cand) */
+    int choice;              /* chosen candidate */
 } ks_stage;
 
 /** One ring queue (per producer CTA) carrying a tensor between stages. */
@@ -60,29 +62,45 @@ typedef struct ks_pipeline {
     int ilp_status, ilp_fallback;
     const char *ilp_status_name;
     double ilp_objective_tiles_per_s, ilp_bound_tiles_per_s, ilp_gap;
+    /* design totals */
+    int64_t ext_read_bytes, ext_write_bytes, queue_traffic_bytes;
 } ks_pipeline;
 
-/** What ks_run stores in kt_result.extra. */
-typedef struct ks_plan {
-    int npipelines;
-    ks_pipeline *p;
-    const char *select;        /* "search" or "patterns" */
-    const char *chosen;        /* the set used: "search", "patterns" or "none" */
-    double search_time_s;      /* end-to-end time with the search's choice (its best) */
-    double patterns_time_s;    /* end-to-end time with the paper's patterns */
-    double none_time_s;        /* no pipelines: the rest model alone */
-    const char *rest;          /* "vf" or "bsp" */
-    int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
-    int scheduler_shared;
-} ks_plan;
+/** Candidate CTA counts per stage at most. */
+enum { PIPE_MAX_CAND = 24 };
 
-/** Predict Kitsune execution: selected subgraphs run as pipelines, the rest as in vf (or bsp with
- *  o->rest_bsp). r->extra points at a ks_plan for `map`. */
-int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
-           const kt_opts *o, arena *a, kt_result *r, kt_err *e);
-/** Design, map (ILP) and evaluate ops first..last as one pipeline, every external input read
- *  from DRAM (no residency from earlier kernels). For tests and `map` experiments. */
-int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
-                    const kt_opts *o, int first, int last, arena *a, ks_pipeline *p, kt_err *e);
+/** Per-op stage rate at one candidate CTA count (cached across the pipelines of a run). */
+typedef struct pipe_rate {
+    double body_s, compute_s;
+    int64_t l2_bytes, extra_dram;
+    cost_bound bound;
+    int done;
+} pipe_rate;
+
+/** What designing the pipelines of one graph needs: the GPU, the ops, the candidate CTA counts,
+ *  per-op resources and, when known, which external input bytes miss L2 in the run. */
+typedef struct pipe_env {
+    const hw_gpu *hw;
+    const wl_graph *g;
+    const op_work *w;
+    cost_ctx c;
+    int scheduler_shared;    /* one SM pool for SIMT and Tensor stages (ablation) */
+    double ilp_time_limit_s;
+    int ncand, cand[PIPE_MAX_CAND];
+    pipe_rate *rate;         /* [nop][ncand] */
+    double *smem_cta, *regs_cta;
+    int *split_k;            /* per op: split-K of its bsp kernel */
+    int64_t **miss;          /* per op, per input: bytes missing L2 in the run (NULL: all) */
+    int *max_reader;         /* per storage tensor: last op reading it */
+    unsigned char *must_write; /* per storage tensor: graph output or saved activation */
+} pipe_env;
+
+/** Prepare designing pipelines over g (allocated in a). 0, or -1 when memory runs out. */
+int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_work *w,
+                  const cost_ctx *c, int scheduler_shared, double ilp_time_limit_s, arena *a);
+/** Design ops first..last as one pipeline (stages, queues, per-candidate rates) and map it:
+ *  use_ilp 1 solves the mapping ILP (ilp.c), 0 takes the greedy allocation (a cheap estimate
+ *  for the selection search). Everything in p is allocated in a. 0, or -1 (out of memory). */
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, arena *a, ks_pipeline *p);
 
 #endif

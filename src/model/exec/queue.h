@@ -3,7 +3,7 @@
 #define KT_QUEUE_H
 #include <stdint.h>
 
-#include "hw.h"
+#include "../hw.h"
 
 /** Default ring depth: two entries (double buffering), the paper's queue primitive. */
 enum { Q_DEPTH_DEFAULT = 2 };

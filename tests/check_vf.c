@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "../src/io/jsonx.h"
-#include "../src/model/bsp.h"
-#include "../src/model/fusion.h"
+#include "../src/model/exec/bsp.h"
+#include "../src/model/exec/vf.h"
 #include "../src/model/hw.h"
 #include "../src/model/wl.h"
 #include "ktest.h"
@@ -39,7 +39,7 @@ static void run(const wl_graph *g, int fuse_backward, const unsigned char *exclu
 {
     kt_err e;
     err_clear(&e);
-    op_work *w = bsp_works(g, a, &e);
+    op_work *w = op_works(g, a, &e);
     ck_assert_msg(w != NULL, "%s", e.msg);
     cost_ctx c = {.clock_MHz = A100.clock_MHz, .graph_launch = 1};
     if (b)
@@ -407,7 +407,7 @@ START_TEST(test_workloads)
         ck_assert_int_le(v.kernels, b.kernels);
         ck_assert_int_eq(v.flops, b.flops);
         ck_assert_int_eq(v.ops_total, g.nop);
-        op_work *w = bsp_works(&g, &a, &e);
+        op_work *w = op_works(&g, &a, &e);
         ck_assert(w != NULL);
         int seen[512] = {0};
         ck_assert_int_le(g.nop, 512);

@@ -1,0 +1,51 @@
+/* kitsune: Kitsune execution of a graph - subgraph selection, pipelines (pipe.c) for the
+ * selected subgraphs, the rest as vf or bsp, and the totals. */
+#ifndef KT_KITSUNE_H
+#define KT_KITSUNE_H
+#include "../../arena.h"
+#include "../../err.h"
+#include "../cost.h"
+#include "../hw.h"
+#include "../result.h"
+#include "../wl.h"
+#include "pipe.h"
+
+/** Subgraph selection: the model-driven search (default) or the paper's pattern rules. */
+enum { KS_SELECT_SEARCH, KS_SELECT_PATTERNS };
+
+/** Options of a kitsune run. */
+typedef struct ks_opts {
+    int select;            /* KS_SELECT_* */
+    int scheduler_shared;  /* ablation: one SM pool for SIMT and Tensor stages */
+    int rest_bsp;          /* ops outside pipelines run bsp (default: vf) */
+    int vf_backward;       /* the vf rest fuses backward chains too */
+    double ilp_time_limit_s;
+} ks_opts;
+
+/** What ks_run stores in kt_result.extra. */
+typedef struct ks_plan {
+    int npipelines;
+    ks_pipeline *p;
+    const char *select;        /* "search" or "patterns" */
+    const char *chosen;        /* the set used: "search", "patterns" or "none" */
+    double search_time_s;      /* end-to-end time with the search's choice (its best) */
+    double patterns_time_s;    /* end-to-end time with the paper's patterns */
+    double none_time_s;        /* no pipelines: the rest model alone */
+    const char *rest;          /* "vf" or "bsp" */
+    int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
+    int scheduler_shared;
+} ks_plan;
+
+/** Defaults: search selection, the paper's heterogeneity-aware scheduler, the rest as vf
+ *  (forward fusion only), a 1 s ILP time limit per pipeline. */
+void ks_opts_default(ks_opts *o);
+/** Predict Kitsune execution: selected subgraphs run as pipelines, the rest as in vf (or bsp with
+ *  o->rest_bsp). r->extra points at a ks_plan for `map`. */
+int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+           const ks_opts *o, arena *a, kt_result *r, kt_err *e);
+/** Design, map (ILP) and evaluate ops first..last as one pipeline, every external input read
+ *  from DRAM (no residency from earlier kernels). For tests and `map` experiments. */
+int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                    const ks_opts *o, int first, int last, arena *a, ks_pipeline *p, kt_err *e);
+
+#endif

@@ -1,0 +1,69 @@
+/* sched: the schedule core - the kernel walk with L2 residency that bsp, vf and the kitsune
+ * rest pass share. A kernel's DRAM reads are the bytes of its external inputs that are no longer
+ * in L2 (stack distance, l2.c) plus its own operand re-reads (cost.c); every output is written to
+ * DRAM once (write-back of a tensor the next kernel may still find in L2). */
+#include "sched.h"
+
+int sched_begin(sched_walk *s, const hw_gpu *hw, const wl_graph *g, const cost_ctx *c, arena *a)
+{
+    double *last = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(double));
+    if (!last)
+        return -1;
+    s->hw = hw;
+    s->g = g;
+    s->c = *c;
+    l2_init(&s->l2, hw_l2_bytes(hw), last, g->ntensor);
+    return 0;
+}
+
+int64_t sched_read(sched_walk *s, int t, int64_t bytes)
+{
+    return l2_read(&s->l2, t, bytes);
+}
+
+void sched_write(sched_walk *s, int t, int64_t bytes)
+{
+    l2_write(&s->l2, t, bytes);
+}
+
+void sched_kernel(sched_walk *s, const op_work *w, int sms, int64_t miss_bytes, int64_t write_bytes,
+                  cost_result *r)
+{
+    cost_eval(s->hw, w, sms, &s->c, miss_bytes, write_bytes, r);
+    l2_advance(&s->l2, (double)r->dram_read_bytes - (double)miss_bytes);
+}
+
+/* Bytes op i writes to output j: the work's bytes for one output, else the tensor's. */
+static int64_t out_bytes(const wl_graph *g, const wl_op *o, const op_work *w, int j)
+{
+    return o->nout == 1 ? w->out_bytes : g->t[o->out[j]].bytes;
+}
+
+void sched_op(sched_walk *s, int i, const op_work *w, cost_result *r, int64_t *miss)
+{
+    const wl_graph *g = s->g;
+    const wl_op *o = &g->op[i];
+    if (w->kind == OPK_FREE) {
+        l2_alias(&s->l2, o->out[0], o->in[0]);
+        cost_eval(s->hw, w, s->hw->sm_count, &s->c, 0, 0, r);
+        return;
+    }
+    int64_t rd = 0;
+    for (int j = 0; j < o->nin; j++)
+        if (w->in_bytes[j] > 0) {
+            int64_t m = sched_read(s, o->in[j], w->in_bytes[j]);
+            if (miss)
+                miss[j] = m;
+            rd += m;
+        }
+    sched_kernel(s, w, s->hw->sm_count, rd, w->out_bytes, r);
+    for (int j = 0; j < o->nout; j++)
+        sched_write(s, o->out[j], out_bytes(g, o, w, j));
+}
+
+void sched_skip(sched_walk *s, int i)
+{
+    const wl_op *o = &s->g->op[i];
+    for (int j = 0; j < o->nout; j++)
+        sched_write(s, o->out[j], s->g->t[o->out[j]].bytes);
+}
