@@ -6,6 +6,7 @@
 #include "ktest.h"
 #include "../src/model/cost.h"
 #include "../src/model/energy.h"
+#include "../src/model/sched.h"
 
 /* A hand-made GPU with round numbers so the expected energies follow by hand. */
 static hw_gpu toy_hw(void)
@@ -33,6 +34,17 @@ static hw_gpu toy_hw(void)
     return g;
 }
 
+/* Pure compute at 1000 MHz taking time_s: at clock f it takes time_s x 1000 / f (the closed
+ * form the cap test solves); the item's re-evaluation. */
+static int compute_reeval(const void *arg, double clock_MHz, arena *a, cost_result *out)
+{
+    (void)a;
+    const kt_item *base = arg;
+    *out = base->c;
+    out->tensor_s = out->compute_s = out->time_s = base->c.time_s * 1000.0 / clock_MHz;
+    return 0;
+}
+
 /* An item that is pure tensor work, compute-bound, with no launch or latency. */
 static kt_item compute_item(double flops, double time_s)
 {
@@ -46,6 +58,7 @@ static kt_item compute_item(double flops, double time_s)
     it.c.cdt = DT_BF16;
     it.c.tensor_s = it.c.compute_s = it.c.time_s = time_s;
     it.c.bound = BOUND_COMPUTE;
+    it.reeval = compute_reeval;
     return it;
 }
 
@@ -183,6 +196,8 @@ START_TEST(test_cap_closed_form)
 {
     hw_gpu g = toy_hw();
     kt_item it = compute_item(3e11, 1e-3); /* 0.3 J in 1 ms: 350 W */
+    kt_item base = it;
+    it.reeval_arg = &base;
     kt_result r = one_item_result(&it);
     en_account(&g, &r);
     ck_assert_double_eq_tol(r.avg_power_W, 350, 1e-9);
@@ -232,7 +247,7 @@ static int load_a100(hw_gpu *g)
     return hw_load(path, g, &e);
 }
 
-static void gemm_item(const hw_gpu *g, int64_t n, kt_item *it)
+static void gemm_item(const hw_gpu *g, int64_t n, arena *a, kt_item *it)
 {
     op_work w;
     memset(&w, 0, sizeof w);
@@ -250,10 +265,11 @@ static void gemm_item(const hw_gpu *g, int64_t n, kt_item *it)
     it->name = "gemm";
     it->type = "matmul";
     it->pipeline = -1;
-    cost_eval(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &it->c);
+    ck_assert_int_eq(sched_kernel_item(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
+                                       w.out_bytes, a, it), 0);
 }
 
-static void add_item(const hw_gpu *g, int64_t elems, kt_item *it)
+static void add_item(const hw_gpu *g, int64_t elems, arena *a, kt_item *it)
 {
     op_work w;
     memset(&w, 0, sizeof w);
@@ -270,15 +286,16 @@ static void add_item(const hw_gpu *g, int64_t elems, kt_item *it)
     it->name = "add";
     it->type = "add";
     it->pipeline = -1;
-    cost_eval(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &it->c);
+    ck_assert_int_eq(sched_kernel_item(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
+                                       w.out_bytes, a, it), 0);
 }
 
 /* bsp-like result on the A100: a compute-bound GEMM, a memory-bound add, a tiny add. */
-static kt_result a100_result(const hw_gpu *g, kt_item items[3])
+static kt_result a100_result(const hw_gpu *g, kt_item items[3], arena *a)
 {
-    gemm_item(g, 3072, &items[0]);
-    add_item(g, (int64_t)1 << 28, &items[1]);
-    add_item(g, 1024, &items[2]);
+    gemm_item(g, 3072, a, &items[0]);
+    add_item(g, (int64_t)1 << 28, a, &items[1]);
+    add_item(g, 1024, a, &items[2]);
     kt_result r;
     memset(&r, 0, sizeof r);
     r.exec = "bsp";
@@ -295,12 +312,12 @@ START_TEST(test_cap_above_changes_nothing)
     hw_gpu g;
     ck_assert_int_eq(load_a100(&g), 0);
     kt_item items[3];
-    kt_result r = a100_result(&g, items);
+    arena a = {0};
+    kt_result r = a100_result(&g, items, &a);
     ck_assert(r.items[0].c.bound == BOUND_COMPUTE && r.items[1].c.bound == BOUND_DRAM);
     double pmax = 0;
     for (int i = 0; i < 3; i++)
         pmax = fmax(pmax, items[i].avg_power_W);
-    arena a = {0};
     kt_result out;
     ck_assert_int_eq(en_power_cap(&g, &r, pmax * 1.0001, &a, &out), 0);
     ck_assert(out.time_s == r.time_s);
@@ -320,8 +337,8 @@ START_TEST(test_cap_monotone_sweep)
     hw_gpu g;
     ck_assert_int_eq(load_a100(&g), 0);
     kt_item items[3];
-    kt_result r = a100_result(&g, items);
     arena a = {0};
+    kt_result r = a100_result(&g, items, &a);
     double prev_t[3] = {0, 0, 0}, prev_f[3] = {1e9, 1e9, 1e9}, prev_total = 0;
     for (double cap = 500; cap >= 20; cap -= 5) {
         kt_result out;
@@ -351,8 +368,8 @@ START_TEST(test_cap_memory_bound_slows_less)
     hw_gpu g;
     ck_assert_int_eq(load_a100(&g), 0);
     kt_item items[3];
-    kt_result r = a100_result(&g, items);
     arena a = {0};
+    kt_result r = a100_result(&g, items, &a);
     const double caps_W[] = {250, 150, 110};
     for (int k = 0; k < 3; k++) {
         kt_result out;

@@ -22,11 +22,12 @@
  * (a carve larger than its all-in figure is scaled down to it). So the total energy does not
  * depend on smem_pJ_per_byte or rf_pJ_per_byte; those set only the breakdown.
  *
- * Power cap: the kernel's dynamic parts (tensor, simt, l2, smem, rf) scale with V(f)^2, its
- * compute and L2 times with f0/f; DRAM time and energy, latency, launch gap and static power
- * are fixed. Its time at f is time0 + max(compute s, l2 s, dram) - max(compute, l2, dram) with
- * s = f0/f, so average power (dyn(f) + dram) / time(f) + static is nondecreasing in f and the
- * highest clock under the cap is found by bisection. */
+ * Power cap: a kernel over the cap runs at the highest clock f whose average power fits. At f
+ * the item is evaluated again by its own cost model (kt_item.reeval: cost_eval at clock f for a
+ * kernel - compute, dispatch and L2 rates scale with f, DRAM and latency do not, Little's-law
+ * caps stay - or the pipeline rebuilt with the same CTA allocation); its dynamic energy parts
+ * (tensor, simt, l2, smem, rf) scale with V(f)^2, DRAM energy and static power do not. Average
+ * power is nondecreasing in f for these models, so the clock is found by bisection. */
 #include "energy.h"
 
 #include <math.h>
@@ -160,61 +161,47 @@ void en_account(const hw_gpu *hw, kt_result *r)
     sum_energy(r);
 }
 
-static double max3(double a, double b, double c)
-{
-    double m = a > b ? a : b;
-    return m > c ? m : c;
-}
-
-/* Item src (accounted at its clock f0) re-evaluated at clock f <= f0: compute and L2 terms
- * stretch by f0/f, the rest of its time is fixed; the bound and utilizations follow. */
-static void item_at(const hw_gpu *hw, const kt_item *src, double f, kt_item *dst)
+/* Item src (accounted at its clock f0) evaluated again at clock f <= f0 through its own cost
+ * model (kt_item.reeval: cost_eval of the kernel, or the pipeline rebuilt with its allocation);
+ * an item without one keeps its clock. -1 when the re-evaluation fails. */
+static int item_at(const hw_gpu *hw, const kt_item *src, double f, arena *a, kt_item *dst)
 {
     *dst = *src;
-    double f0 = src->clock_MHz;
-    if (f >= f0)
-        return;
-    const cost_result *c0 = &src->c;
-    cost_result *c = &dst->c;
-    double s = f0 / f;
-    c->tensor_s = c0->tensor_s * s;
-    c->simt_s = c0->simt_s * s;
-    c->compute_s = c0->compute_s * s;
-    c->l2_s = c0->l2_s * s;
-    double body0 = max3(c0->compute_s, c0->l2_s, c0->dram_s);
-    double body = max3(c->compute_s, c->l2_s, c->dram_s);
-    c->time_s = c0->time_s + (body - body0);
-    if (c0->bound != BOUND_NONE)
-        c->bound = roof_bound(c->compute_s, c->l2_s, c->dram_s, c->launch_s + c->latency_s, 0);
-    if (c->time_s > 0) {
-        c->sm_util = c0->sm_util * (c0->time_s / c->time_s);
-        c->dram_util = c0->dram_util * (c0->time_s / c->time_s);
-    }
+    if (f >= src->clock_MHz || !src->reeval)
+        return 0;
+    arena_pos mark = arena_mark(a);
+    int rc = src->reeval(src->reeval_arg, f, a, &dst->c);
+    arena_release(a, mark);
+    if (rc)
+        return -1;
     dst->clock_MHz = f;
     en_item(hw, dst);
+    return 0;
 }
 
 /* The item under the cap: highest clock in [clock_min, f0] whose average power fits. */
-static void cap_item(const hw_gpu *hw, const kt_item *src, double cap_W, kt_item *dst)
+static int cap_item(const hw_gpu *hw, const kt_item *src, double cap_W, arena *a, kt_item *dst)
 {
     double f0 = src->clock_MHz;
     *dst = *src;
     dst->over_cap = 0;
     if (src->c.time_s <= 0 || src->avg_power_W <= cap_W)
-        return;
+        return 0;
     double fmin = hw->clock_min_MHz < f0 ? hw->clock_min_MHz : f0;
     kt_item t;
-    item_at(hw, src, fmin, &t);
+    if (item_at(hw, src, fmin, a, &t))
+        return -1;
     if (t.avg_power_W > cap_W) {
         *dst = t;
         dst->over_cap = 1;
-        return;
+        return 0;
     }
     double lo = fmin, hi = f0; /* P(lo) <= cap < P(hi) */
     *dst = t;
     for (int k = 0; k < BISECT_MAX_STEPS && hi - lo > CLOCK_TOL_MHz; k++) {
         double mid = 0.5 * (lo + hi);
-        item_at(hw, src, mid, &t);
+        if (item_at(hw, src, mid, a, &t))
+            return -1;
         if (t.avg_power_W <= cap_W) {
             lo = mid;
             *dst = t;
@@ -223,6 +210,7 @@ static void cap_item(const hw_gpu *hw, const kt_item *src, double cap_W, kt_item
         }
     }
     dst->over_cap = 0;
+    return 0;
 }
 
 int en_power_cap(const hw_gpu *hw, const kt_result *in, double cap_W, arena *a, kt_result *out)
@@ -246,7 +234,8 @@ int en_power_cap(const hw_gpu *hw, const kt_result *in, double cap_W, arena *a, 
             src.clock_MHz = r_clock;
         en_item(hw, &src);
         kt_item *it = &out->items[i];
-        cap_item(hw, &src, cap_W, it);
+        if (cap_item(hw, &src, cap_W, a, it))
+            return -1;
         if (it->clock_MHz != src.clock_MHz)
             changed = 1;
         out->over_cap_items += it->over_cap;

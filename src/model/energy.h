@@ -21,10 +21,10 @@ void en_item(const hw_gpu *hw, kt_item *it);
 void en_account(const hw_gpu *hw, kt_result *r);
 
 /** The same execution under a board power cap: every item whose average power exceeds cap_W
- *  runs at the highest SM clock in [clock_min_MHz, its clock] whose average power fits (compute
- *  and L2 terms scale with 1/f and their energy with V(f)^2; DRAM time and energy and static
- *  power do not change). An item above the cap even at clock_min_MHz runs there with over_cap
- *  set. out gets a copy of the items (from a), recomputed totals (result_sum) and energy
+ *  runs at the highest SM clock in [clock_min_MHz, its clock] whose average power fits, its time
+ *  evaluated again at that clock by its own cost model (kt_item.reeval; an item without one
+ *  keeps its clock), its dynamic energy scaled with V(f)^2 (DRAM energy and static power do not
+ *  change). An item above the cap even at clock_min_MHz runs there with over_cap set. out gets a copy of the items (from a), recomputed totals (result_sum) and energy
  *  totals; out->clock_MHz is the time-weighted average clock. Items and totals are bitwise
  *  those of `in` (after en_account) when no item exceeds the cap. 0, or -1 when cap_W is not a
  *  positive finite number or memory runs out. */

@@ -3,7 +3,12 @@
 #define KT_RESULT_H
 #include <stdint.h>
 
+#include "../arena.h"
 #include "cost.h"
+
+/** Evaluates an item again at another SM clock (the power cap lowers clocks): its cost at
+ *  clock_MHz into out, scratch memory from a. 0, or -1 on failure. */
+typedef int (*kt_reeval_fn)(const void *arg, double clock_MHz, arena *a, cost_result *out);
 
 /** One kernel of an execution: an op (bsp), a fused group (vf) or a pipeline (kitsune). */
 typedef struct kt_item {
@@ -19,6 +24,8 @@ typedef struct kt_item {
     double e_tensor_J, e_simt_J, e_dram_J, e_l2_J, e_smem_J, e_rf_J, e_static_J;
     double clock_MHz;     /* SM clock the item ran at (energy.c; 0 before en_account = the run's) */
     int over_cap;         /* 1: above the power cap even at clock_min_MHz (en_power_cap) */
+    kt_reeval_fn reeval;  /* how the item runs at another clock (NULL: fixed, never re-clocked) */
+    const void *reeval_arg;
 } kt_item;
 
 /** Paper's four utilization classes (Kitsune Fig. 1): both SM and DRAM below 33% of peak,

@@ -39,7 +39,8 @@ int bsp_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, co
         if (m && works[i].kind != OPK_FREE &&
             !(m[i] = arena_calloc(a, (size_t)o->nin + 1, sizeof(int64_t))))
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-        sched_op(&s, i, &works[i], &it->c, m ? m[i] : NULL);
+        if (sched_op(&s, i, &works[i], it, m ? m[i] : NULL))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     }
     if (miss)
         *miss = m;

@@ -19,6 +19,7 @@ typedef struct ks_ctx {
     arena *a;
     double *bsp_s, *bsp_util;
     int64_t *bsp_bytes;      /* per op: DRAM bytes of its bsp kernel */
+    const pipe_env *kept;    /* the environment copied into the arena for re-evaluations */
 } ks_ctx;
 
 /* A pipeline that would move more DRAM bytes than the same ops bulk-synchronously (weights
@@ -42,7 +43,7 @@ static double seg_cost(void *vx, int first, int last)
     ks_pipeline p;
     arena_pos mark = arena_mark(x->a);
     double t = -1;
-    if (pipe_build(&x->env, first, last, 0, x->a, &p) == 0)
+    if (pipe_build(&x->env, first, last, 0, NULL, x->a, &p) == 0)
         t = worse_than_bsp(x, &p) ? -1 : p.time_s;
     arena_release(x->a, mark);
     return t;
@@ -73,16 +74,15 @@ static int bsp_pass(ks_ctx *x, kt_err *e)
     return 0;
 }
 
-/* The kt_item of a pipeline. */
-static void pipe_item(const ks_ctx *x, const ks_pipeline *p, kt_item *it)
+/* The cost of a pipeline as one item (kernel) of the run. */
+static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
 {
-    const hw_gpu *hw = x->env.hw;
-    const op_work *w = x->env.w;
-    double clk = x->env.c.clock_MHz;
-    cost_result *c = &it->c;
+    const hw_gpu *hw = x->hw;
+    const op_work *w = x->w;
+    double clk = x->c.clock_MHz;
     memset(c, 0, sizeof *c);
     c->time_s = p->time_s;
-    c->launch_s = cost_launch_s(hw, &x->env.c);
+    c->launch_s = cost_launch_s(hw, &x->c);
     c->latency_s = hw->dram_latency_ns * 1e-9 + p->fill_s;
     c->compute_s = p->time_s - c->launch_s - c->latency_s;
     c->dram_read_bytes = p->dram_read_bytes;
@@ -126,6 +126,52 @@ static void pipe_item(const ks_ctx *x, const ks_pipeline *p, kt_item *it)
               clk, &c->sm_util, &c->dram_util);
 }
 
+/* What re-evaluates a pipeline at another clock: the run's environment, the pipeline and the
+ * candidate index of each stage's CTA count. */
+typedef struct pipe_reeval_arg {
+    const pipe_env *env;
+    int first, last, nstages;
+    const int *choice;
+} pipe_reeval_arg;
+
+/* The pipeline rebuilt at clock f with the same allocation (stage rates, queue rates, L2
+ * bandwidth, fill all at f). */
+static int pipe_reeval(const void *arg, double clock_MHz, arena *a, cost_result *out)
+{
+    const pipe_reeval_arg *r = arg;
+    pipe_env x = *r->env;
+    x.c.clock_MHz = clock_MHz;
+    x.rate = arena_calloc(a, (size_t)x.g->nop * (size_t)x.ncand + 1, sizeof *x.rate);
+    ks_pipeline p;
+    if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->choice, a, &p) || p.nstages != r->nstages)
+        return -1;
+    pipe_cost(&x, &p, out);
+    return 0;
+}
+
+/* The kt_item of a pipeline, with its re-evaluation at another clock. 0, or -1 (memory). */
+static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
+{
+    if (!x->kept) { /* the run's context lives on the stack; its items outlive it */
+        pipe_env *k = arena_calloc(a, 1, sizeof *k);
+        if (!k)
+            return -1;
+        *k = x->env;
+        x->kept = k;
+    }
+    pipe_reeval_arg *r = arena_calloc(a, 1, sizeof *r);
+    int *choice = arena_calloc(a, (size_t)p->nstages + 1, sizeof(int));
+    if (!r || !choice)
+        return -1;
+    for (int s = 0; s < p->nstages; s++)
+        choice[s] = p->stages[s].choice;
+    *r = (pipe_reeval_arg){x->kept, p->first_op, p->last_op, p->nstages, choice};
+    pipe_cost(&x->env, p, &it->c);
+    it->reeval = pipe_reeval;
+    it->reeval_arg = r;
+    return 0;
+}
+
 /* Full evaluation of a set of segments: ILP per pipeline, the rest via vf or bsp, merged. */
 static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result *r,
                     ks_plan *plan, kt_err *e)
@@ -139,7 +185,7 @@ static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result
     int covered = 0, kept = 0;
     for (int s = 0; s < nseg; s++) {
         arena_pos mark = arena_mark(a);
-        if (pipe_build(&x->env, seg[s].first, seg[s].last, 1, a, &pp[kept]))
+        if (pipe_build(&x->env, seg[s].first, seg[s].last, 1, NULL, a, &pp[kept]))
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
         if (worse_than_bsp(x, &pp[kept])) {
             arena_release(a, mark);
@@ -198,7 +244,8 @@ static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result
         snprintf(buf, sizeof buf, "%d stages, %lld tiles, bottleneck %s, ilp %s", p->nstages,
                  (long long)p->tiles, p->bottleneck, p->ilp_status_name);
         it->note = arena_strdup(a, buf);
-        pipe_item(x, p, it);
+        if (!it->note || pipe_item(x, p, a, it))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
         key[n++] = p->first_op;
     }
     for (int i = 1; i < n; i++) /* stable insertion sort by first op */
@@ -252,7 +299,7 @@ int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, c
         return err_set(e, KT_EINPUT, g->file, NULL, "segment %d..%d is out of range", first, last);
     if (ctx_init(&x, hw, g, works, c, o, a, e))
         return -1;
-    if (pipe_build(&x.env, first, last, 1, a, p))
+    if (pipe_build(&x.env, first, last, 1, NULL, a, p))
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     return 0;
 }

@@ -92,7 +92,7 @@ static int epilogue_stage(const pipe_env *x, const ks_pipeline *p, const int *st
 }
 
 /* Stages, queues, tile count and per-candidate stage rates of ops first..last. */
-static int design(pipe_env *x, ks_pipeline *p, arena *a)
+static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
 {
     const wl_graph *g = x->g;
     const op_work *w = x->w;
@@ -217,6 +217,8 @@ static int design(pipe_env *x, ks_pipeline *p, arena *a)
     for (int s = 0; s < p->nstages; s++) {
         ks_stage *st = &p->stages[s];
         for (int ci = 0; ci < x->ncand; ci++) {
+            if (force && ci != force[s])
+                continue; /* an imposed allocation needs its own rate only */
             double body = 0;
             for (int m = 0; m < st->nmembers; m++) {
                 const pipe_rate *r = rate_at(x, st->members[m], ci);
@@ -240,7 +242,7 @@ static int design(pipe_env *x, ks_pipeline *p, arena *a)
 }
 
 /* Allocation, bounds, spills, re-reads and time of a designed pipeline. use_ilp = 0: greedy. */
-static int map(pipe_env *x, ks_pipeline *p, int use_ilp, arena *a)
+static int map(pipe_env *x, ks_pipeline *p, int use_ilp, const int *force, arena *a)
 {
     const hw_gpu *hw = x->hw;
     double clk = x->c.clock_MHz;
@@ -281,7 +283,10 @@ static int map(pipe_env *x, ks_pipeline *p, int use_ilp, arena *a)
     ilp_solution sol;
     memset(&sol, 0, sizeof sol);
     double T;
-    if (use_ilp) {
+    if (force) {
+        memcpy(choice, force, (size_t)ns * sizeof *choice);
+        T = 0;
+    } else if (use_ilp) {
         sol.choice = choice;
         ilp_solve(&ip, &sol);
         T = sol.objective;
@@ -366,7 +371,11 @@ static int map(pipe_env *x, ks_pipeline *p, int use_ilp, arena *a)
     p->queue_storage_bytes = (int64_t)storage;
     p->spilled_bytes = (int64_t)spill_bytes;
     p->weight_reread_bytes = (int64_t)reread;
-    if (use_ilp) {
+    if (force) {
+        p->ilp_status = ILP_FEASIBLE;
+        p->ilp_fallback = 0;
+        p->ilp_status_name = "imposed";
+    } else if (use_ilp) {
         p->ilp_status = sol.status;
         p->ilp_fallback = sol.fallback;
         p->ilp_status_name = ilp_status_name(sol.status);
@@ -409,12 +418,13 @@ static int map(pipe_env *x, ks_pipeline *p, int use_ilp, arena *a)
     return 0;
 }
 
-int pipe_build(pipe_env *x, int first, int last, int use_ilp, arena *a, ks_pipeline *p)
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force, arena *a,
+               ks_pipeline *p)
 {
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
-    return design(x, p, a) || map(x, p, use_ilp, a) ? -1 : 0;
+    return design(x, p, force, a) || map(x, p, use_ilp, force, a) ? -1 : 0;
 }
 
 /* Candidate CTA counts: 1, 2, 3, 4, 6, 8, 12, ... (powers of two and three times them) plus the

@@ -100,7 +100,9 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
                   const cost_ctx *c, int scheduler_shared, double ilp_time_limit_s, arena *a);
 /** Design ops first..last as one pipeline (stages, queues, per-candidate rates) and map it:
  *  use_ilp 1 solves the mapping ILP (ilp.c), 0 takes the greedy allocation (a cheap estimate
- *  for the selection search). Everything in p is allocated in a. 0, or -1 (out of memory). */
-int pipe_build(pipe_env *x, int first, int last, int use_ilp, arena *a, ks_pipeline *p);
+ *  for the selection search); force (NULL, or per stage an index into x->cand) imposes an
+ *  allocation instead. Everything in p is allocated in a. 0, or -1 (out of memory). */
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force, arena *a,
+               ks_pipeline *p);
 
 #endif

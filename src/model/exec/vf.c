@@ -741,7 +741,8 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
         for (int j = 0; j < s.nout; j++)
             wr += s.bytes[s.xout[j]];
-        sched_kernel(&walk, &gw, hw->sm_count, rd, wr, &it->c);
+        if (sched_kernel(&walk, &gw, hw->sm_count, rd, wr, it))
+            return oom(g, e);
         for (int j = 0; j < s.nout; j++)
             sched_write(&walk, s.xout[j], s.bytes[s.xout[j]]);
     }
