@@ -44,6 +44,7 @@ typedef struct cli_common {
     const char *vary[CLI_MAX_VARY];
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
+    int exec_given;                 /* --exec was given */
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
@@ -59,10 +60,6 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
 /** Load a workload by name/path with the command's --set overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
-/** Load --hw and the single --workload, and run the model with the command's options
- *  (predict, map). */
-int cli_run_one(const cli_common *c, hw_gpu *hw, arena *a, wl_graph *g, kt_run_result *rr,
-                kt_err *e);
 /** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
 int cli_list_dir(const char *dir, char names[][64], int max);
 
@@ -75,6 +72,50 @@ typedef struct cli_out {
 int cli_out_open(cli_out *o, const char *path, kt_err *e);
 /** Close; ok=1 renames the temporary file into place, ok=0 removes it. 0 or -1. */
 int cli_out_close(cli_out *o, int ok, kt_err *e);
+
+/** The context a command runs in: parsed options, the GPU (CMD_HW), the output (CMD_OUT), one
+ *  arena and the error the command returns with -1. cli_main sets it up and tears it down. */
+typedef struct cli_ctx {
+    const struct cli_command *cmd;
+    cli_common c;
+    hw_gpu hw;
+    cli_out out;
+    arena a;
+    kt_err e;
+} cli_ctx;
+
+/** Setup flags of a command: cli_main loads --hw into cli_ctx.hw (CMD_HW) and owns -o: the
+ *  output file is opened by the command's first cli_output() and committed (renamed into
+ *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT). */
+enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1 };
+
+/** A subcommand (git's commands[]): its name, one-line summary, --help text, accepted options
+ *  (O_*), setup flags and entry point. run returns 0, an exit status > 0 (validate's 3), or -1
+ *  with x->e set (reported once by cli_main as "kitsune NAME: message", exit status e.code). */
+typedef struct cli_command {
+    const char *name;
+    const char *summary;
+    const char *help;
+    unsigned opts;
+    unsigned setup;
+    int (*run)(cli_ctx *x);
+} cli_command;
+
+/** Parse argv (argv[0] is the command name), set up, run, report and tear down a command;
+ *  returns the process exit status. */
+int cli_main(const cli_command *cmd, int argc, char **argv);
+/** The command's output stream (stdout, or -o FILE opened atomically on first use); NULL with
+ *  x->e set when it cannot be opened. */
+FILE *cli_output(cli_ctx *x);
+/** Set x->e (code KT_EINPUT unless given) and return -1, for `return cli_error(...)`. */
+int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/** Load the workload named `name` for one mode with the command's --set overrides into an
+ *  arena-allocated graph. NULL with x->e set on failure. */
+wl_graph *cli_workload(cli_ctx *x, const char *name, int training);
+/** The workload names a command was given: every shipped one for "all", else the --workload
+ *  values in order, into names (each up to 64 chars). Returns the count (0: none given). */
+int cli_workload_names(const cli_common *c, char names[][64], int max);
 
 /** Print "kitsune CMD: message" for e to stderr and return its exit status. */
 int cli_fail(const char *cmd, const kt_err *e);

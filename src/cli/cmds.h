@@ -1,13 +1,9 @@
-/* cmds: one entry point per subcommand (src/cli/<name>.c). Each returns the exit status. */
+/* cmds: the subcommands, one per file (src/cli/<name>.c); main.c lists them. */
 #ifndef KT_CMDS_H
 #define KT_CMDS_H
+#include "cli.h"
 
-int cmd_predict(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_map(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
+extern const cli_command cmd_predict, cmd_compare, cmd_map, cmd_sweep, cmd_validate, cmd_info,
+    cmd_list;
 
 #endif

@@ -1,15 +1,16 @@
 /* cli: shared command-line plumbing - options, name resolution, atomic output files. */
-#include "../io/hw_json.h"
-#include "../io/wl_json.h"
 #include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../io/hw_json.h"
+#include "../io/wl_json.h"
 #include "../model/expr.h"
 
 static const struct {
@@ -105,6 +106,7 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
                 return bad(e, name, "expected inference, training or both, got \"%s\"", val);
             break;
         case O_EXEC:
+            c->exec_given = 1;
             if (!strcmp(val, "bsp"))
                 c->opts.exec_mask = EXEC_BSP;
             else if (!strcmp(val, "vf"))
@@ -316,14 +318,73 @@ int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, w
     return wl_load(path, c->sets, c->nsets, training, a, g, e);
 }
 
-int cli_run_one(const cli_common *c, hw_gpu *hw, arena *a, wl_graph *g, kt_run_result *rr,
-                kt_err *e)
+int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
 {
-    return cli_load_hw(c->hw, hw, e) ||
-                   cli_load_wl(c, c->nworkload ? c->workload[0] : NULL, c->opts.training, a, g, e) ||
-                   kt_run(hw, g, &c->opts, a, rr, e)
-               ? -1
-               : 0;
+    char msg[sizeof x->e.msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return err_set(&x->e, code ? code : KT_EINPUT, NULL, path, "%s", msg);
+}
+
+FILE *cli_output(cli_ctx *x)
+{
+    if (!x->out.f && cli_out_open(&x->out, x->c.out_path, &x->e))
+        return NULL;
+    return x->out.f;
+}
+
+wl_graph *cli_workload(cli_ctx *x, const char *name, int training)
+{
+    wl_graph *g = arena_calloc(&x->a, 1, sizeof *g);
+    if (!g) {
+        err_set(&x->e, KT_EINTERNAL, NULL, NULL, "out of memory");
+        return NULL;
+    }
+    return cli_load_wl(&x->c, name, training, &x->a, g, &x->e) ? NULL : g;
+}
+
+int cli_workload_names(const cli_common *c, char names[][64], int max)
+{
+    int n = 0;
+    for (int i = 0; i < c->nworkload; i++) {
+        if (!strcmp(c->workload[i], "all"))
+            return cli_list_dir("workloads", names, max);
+        if (n < max)
+            snprintf(names[n++], 64, "%s", c->workload[i]);
+    }
+    return n;
+}
+
+int cli_main(const cli_command *cmd, int argc, char **argv)
+{
+    static cli_ctx x;
+    memset(&x, 0, sizeof x);
+    x.cmd = cmd;
+    int rc = cli_parse(argc, argv, cmd->opts, &x.c, &x.e);
+    if (rc == 1) {
+        fputs(cmd->help, stdout);
+        return 0;
+    }
+    if (rc)
+        return cli_fail(cmd->name, &x.e);
+    int status;
+    if ((cmd->setup & CMD_HW) && cli_load_hw(x.c.hw, &x.hw, &x.e))
+        status = -1;
+    else
+        status = cmd->run(&x);
+    int finished = status >= 0; /* the output is complete (possibly with a non-zero verdict) */
+    if (status < 0)
+        status = cli_fail(cmd->name, &x.e);
+    if (x.out.f) {
+        kt_err e;
+        err_clear(&e);
+        if (cli_out_close(&x.out, finished, &e) && finished)
+            status = cli_fail(cmd->name, &e);
+    }
+    arena_free(&x.a);
+    return status;
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/csv.h"
 #include "../io/out.h"
+#include "metrics.h"
 #include "../model/run.h"
 #include "cli.h"
 #include "cmds.h"
@@ -27,54 +29,17 @@ static const char *const HELP =
     "\n"
     "example: kitsune compare --hw a100 --workload all --mode both\n";
 
-enum { MAX_RUNS = 2 * CLI_MAX_WL, MAX_EXEC = 3 };
+enum { MAX_RUNS = 2 * CLI_MAX_WL };
 
-/* One (workload, mode) comparison; results by exec slot (0 bsp, 1 vf, 2 kitsune), NULL when
- * that execution model was not requested. */
+/* One (workload, mode) comparison: its results by execution model (NULL when not requested). */
 typedef struct cmp_run {
     char workload[64];
     int training;
-    const kt_result *r[MAX_EXEC], *cap[MAX_EXEC];
+    const kt_result *const *r, *const *cap;
     const wl_graph *g; /* the graph that ran (training graph in training mode) */
 } cmp_run;
 
-static const char *const EXEC_NAME[MAX_EXEC] = {"bsp", "vf", "kitsune"};
-
-static int exec_slot(const char *exec)
-{
-    for (int i = 0; i < MAX_EXEC; i++)
-        if (!strcmp(exec, EXEC_NAME[i]))
-            return i;
-    return -1;
-}
-
-static int64_t dram(const kt_result *r)
-{
-    return r->dram_read_bytes + r->dram_write_bytes;
-}
-
-/* Speedup of r over base: base time / r time (NAN when either is missing or zero). */
-static double speedup(const kt_result *base, const kt_result *r)
-{
-    if (!base || !r || !(r->time_s > 0))
-        return NAN;
-    return base->time_s / r->time_s;
-}
-
-/* Fraction of the bsp DRAM bytes that r removes: 1 - dram(r)/dram(bsp). */
-static double reduction(const kt_result *bsp, const kt_result *r)
-{
-    if (!bsp || !r || dram(bsp) <= 0)
-        return NAN;
-    return 1.0 - (double)dram(r) / (double)dram(bsp);
-}
-
-static double coverage(const kt_result *r)
-{
-    return r->ops_total > 0 ? (double)r->ops_covered / r->ops_total : NAN;
-}
-
-/* Geometric mean of the finite, positive speedups of exec slot x over base slot b across runs. */
+/* Geometric mean of the finite, positive speedups of exec x over base b across runs. */
 static double geomean(const cmp_run *runs, int n, int x, int b, int capped, int training_mask,
                       int *count)
 {
@@ -84,7 +49,7 @@ static double geomean(const cmp_run *runs, int n, int x, int b, int capped, int 
         if (!(training_mask & (runs[i].training ? 2 : 1)))
             continue;
         const kt_result *const *v = capped ? runs[i].cap : runs[i].r;
-        double u = speedup(v[b], v[x]);
+        double u = mx_speedup(v[b], v[x]);
         if (isfinite(u) && u > 0) {
             s += log(u);
             k++;
@@ -102,25 +67,6 @@ static void num_cell(FILE *f, const char *fmt, double v, int width)
         fprintf(f, "%*s", width, "-");
 }
 
-static void csv_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, ",%.9g", v);
-    else
-        fputs(",", f);
-}
-
-/* Energy-delay product (J s) and performance per watt: (1/t) / (E/t) = 1/E runs per joule. */
-static double edp_J_s(const kt_result *r)
-{
-    return r->energy_J > 0 ? r->energy_J * r->time_s : NAN;
-}
-
-static double runs_per_J(const kt_result *r)
-{
-    return r->energy_J > 0 ? 1.0 / r->energy_J : NAN;
-}
-
 static void table_run(FILE *f, const cmp_run *u, const char *hw, double cap_W)
 {
     fprintf(f, "%s on %s, %s:\n", u->workload, hw, cli_mode_name(u->training));
@@ -132,28 +78,28 @@ static void table_run(FILE *f, const cmp_run *u, const char *hw, double cap_W)
         fprintf(f, " %12s %10s %9s %9s %8s", "cap_time_us", "cap_en_J", "cap_W", "cap_MHz",
                 "cap_vs_bsp");
     fputc('\n', f);
-    for (int x = 0; x < MAX_EXEC; x++) {
+    for (int x = 0; x < EX_COUNT; x++) {
         const kt_result *r = u->r[x];
         if (!r)
             continue;
         fprintf(f, "%-8s %12.2f", r->exec, r->time_s * 1e6);
-        num_cell(f, " %*.2fx", speedup(u->r[0], r), 7);
-        num_cell(f, " %*.2fx", speedup(u->r[1], r), 7);
+        num_cell(f, " %*.2fx", mx_speedup(u->r[0], r), 7);
+        num_cell(f, " %*.2fx", mx_speedup(u->r[1], r), 7);
         fprintf(f, " %12.3f %12.3f", (double)r->dram_read_bytes / 1e6,
                 (double)r->dram_write_bytes / 1e6);
-        num_cell(f, " %*.1f", 100 * reduction(u->r[0], r), 9);
+        num_cell(f, " %*.1f", 100 * mx_reduction(u->r[0], r), 9);
         fprintf(f, " %8d %4d/%-4d", r->kernels, r->ops_covered, r->ops_total);
         num_cell(f, " %*.4g", r->energy_J, 10);
         num_cell(f, " %*.1f", r->avg_power_W, 9);
-        num_cell(f, " %*.4g", edp_J_s(r) * 1e3, 9);
-        num_cell(f, " %*.4g", runs_per_J(r), 9);
+        num_cell(f, " %*.4g", mx_edp_J_s(r) * 1e3, 9);
+        num_cell(f, " %*.4g", mx_runs_per_J(r), 9);
         if (cap_W > 0 && u->cap[x]) {
             const kt_result *c = u->cap[x];
             fprintf(f, " %12.2f", c->time_s * 1e6);
             num_cell(f, " %*.4g", c->energy_J, 10);
             num_cell(f, " %*.1f", c->avg_power_W, 9);
             num_cell(f, " %*.0f", c->clock_MHz, 9);
-            num_cell(f, " %*.2fx", speedup(u->cap[0], c), 7);
+            num_cell(f, " %*.2fx", mx_speedup(u->cap[0], c), 7);
         }
         fputc('\n', f);
     }
@@ -192,17 +138,17 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
     fputs(", \"time_s\": ", f);
     out_json_num(f, r->time_s);
     fputs(", \"speedup_vs_bsp\": ", f);
-    out_json_num(f, speedup(bsp, r));
+    out_json_num(f, mx_speedup(bsp, r));
     fputs(", \"speedup_vs_vf\": ", f);
-    out_json_num(f, speedup(vf, r));
+    out_json_num(f, mx_speedup(vf, r));
     fprintf(f, ", \"flops\": %lld, \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld",
             (long long)r->flops, (long long)r->dram_read_bytes, (long long)r->dram_write_bytes);
     fputs(", \"traffic_reduction_frac\": ", f);
-    out_json_num(f, reduction(bsp, r));
+    out_json_num(f, mx_reduction(bsp, r));
     fprintf(f, ", \"kernels\": %d, \"ops_total\": %d, \"ops_covered\": %d", r->kernels,
             r->ops_total, r->ops_covered);
     fputs(", \"coverage_frac\": ", f);
-    out_json_num(f, coverage(r));
+    out_json_num(f, mx_coverage(r));
     fputs(", \"clock_MHz\": ", f);
     out_json_num(f, r->clock_MHz);
     fputs(", \"energy_J\": ", f);
@@ -210,16 +156,16 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
     fputs(", \"avg_power_W\": ", f);
     out_json_num(f, r->avg_power_W);
     fputs(", \"edp_J_s\": ", f);
-    out_json_num(f, edp_J_s(r));
+    out_json_num(f, mx_edp_J_s(r));
     fputs(", \"perf_per_W_runs_per_J\": ", f);
-    out_json_num(f, runs_per_J(r));
+    out_json_num(f, mx_runs_per_J(r));
     fputs(", \"class_time_s\": {", f);
     for (int i = 0; i < UC_COUNT; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
         out_json_num(f, r->class_time_s[i]);
     }
     fputs("}", f);
-    if (g && r->extra && !strcmp(r->exec, "kitsune"))
+    if (g && r->extra && r->exec_id == EX_KITSUNE)
         out_json_pipelines(f, r->extra, g);
     fputs("}", f);
 }
@@ -242,7 +188,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
         out_json_str(f, u->workload);
         fprintf(f, ", \"mode\": \"%s\",\n  \"results\": [", cli_mode_name(u->training));
         int k = 0;
-        for (int x = 0; x < MAX_EXEC; x++)
+        for (int x = 0; x < EX_COUNT; x++)
             if (u->r[x]) {
                 fputs(k++ ? ",\n   " : "\n   ", f);
                 json_entry(f, u->r[x], u->r[0], u->r[1], u->g);
@@ -251,7 +197,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
         if (cap_W > 0) {
             fputs(",\n  \"capped_results\": [", f);
             k = 0;
-            for (int x = 0; x < MAX_EXEC; x++)
+            for (int x = 0; x < EX_COUNT; x++)
                 if (u->cap[x]) {
                     fputs(k++ ? ",\n   " : "\n   ", f);
                     json_entry(f, u->cap[x], u->cap[0], u->cap[1], NULL);
@@ -296,24 +242,24 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
           f);
     for (int i = 0; i < n; i++) {
         const cmp_run *u = &runs[i];
-        for (int x = 0; x < MAX_EXEC; x++) {
+        for (int x = 0; x < EX_COUNT; x++) {
             const kt_result *r = u->r[x];
             if (!r)
                 continue;
             fprintf(f, "%s,%s,%s,%s", u->workload, cli_mode_name(u->training), r->exec, hw);
             csv_num(f, r->time_s);
-            csv_num(f, speedup(u->r[0], r));
-            csv_num(f, speedup(u->r[1], r));
+            csv_num(f, mx_speedup(u->r[0], r));
+            csv_num(f, mx_speedup(u->r[1], r));
             fprintf(f, ",%lld,%lld,%lld,%lld", (long long)r->flops, (long long)r->dram_read_bytes,
-                    (long long)r->dram_write_bytes, (long long)dram(r));
-            csv_num(f, reduction(u->r[0], r));
+                    (long long)r->dram_write_bytes, (long long)mx_dram(r));
+            csv_num(f, mx_reduction(u->r[0], r));
             fprintf(f, ",%d,%d,%d", r->kernels, r->ops_total, r->ops_covered);
-            csv_num(f, coverage(r));
+            csv_num(f, mx_coverage(r));
             csv_num(f, r->clock_MHz);
             csv_num(f, r->energy_J);
             csv_num(f, r->avg_power_W);
-            csv_num(f, edp_J_s(r));
-            csv_num(f, runs_per_J(r));
+            csv_num(f, mx_edp_J_s(r));
+            csv_num(f, mx_runs_per_J(r));
             for (int c = 0; c < UC_COUNT; c++)
                 csv_num(f, r->class_time_s[c]);
             const kt_result *c = cap_W > 0 ? u->cap[x] : NULL;
@@ -322,118 +268,73 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
             csv_num(f, c ? c->energy_J : NAN);
             csv_num(f, c ? c->avg_power_W : NAN);
             csv_num(f, c ? c->clock_MHz : NAN);
-            csv_num(f, c ? speedup(u->cap[0], c) : NAN);
-            csv_num(f, c ? speedup(u->cap[1], c) : NAN);
+            csv_num(f, c ? mx_speedup(u->cap[0], c) : NAN);
+            csv_num(f, c ? mx_speedup(u->cap[1], c) : NAN);
             fputc('\n', f);
         }
     }
 }
 
-int cmd_compare(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv, O_MODEL | O_EXEC | O_FORMAT | O_OUT, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("compare", &e);
+    cli_common *c = &x->c;
     static char names[CLI_MAX_WL][64];
-    int nwl = 0;
-    for (int i = 0; i < c.nworkload; i++) {
-        if (!strcmp(c.workload[i], "all")) {
-            nwl = cli_list_dir("workloads", names, CLI_MAX_WL);
-            if (!nwl) {
-                err_set(&e, KT_EINPUT, NULL, "--workload", "no shipped workloads found");
-                return cli_fail("compare", &e);
-            }
-            break;
-        }
-        if (nwl < CLI_MAX_WL)
-            snprintf(names[nwl++], 64, "%s", c.workload[i]);
-    }
-    if (!nwl) {
-        err_set(&e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf or all)");
-        return cli_fail("compare", &e);
-    }
-    hw_gpu hw;
-    if (cli_load_hw(c.hw, &hw, &e))
-        return cli_fail("compare", &e);
-
+    int nwl = cli_workload_names(c, names, CLI_MAX_WL);
+    if (!nwl)
+        return cli_error(x, 0, "--workload", c->nworkload ? "no shipped workloads found"
+                                                         : "missing (e.g. --workload nerf or all)");
     static cmp_run runs[MAX_RUNS];
-    int nrun = 0, status = 0;
-    arena a = {0};
-    cli_out out = {0};
+    int nrun = 0;
     for (int w = 0; w < nwl; w++) {
         for (int m = 1; m <= 2; m++) {
-            if (!(c.modes & m))
+            if (!(c->modes & m))
                 continue;
             cmp_run *u = &runs[nrun];
             memset(u, 0, sizeof *u);
             /* the file name is the workload's identity in the output (plots key on it) */
             const char *base = strrchr(names[w], '/') ? strrchr(names[w], '/') + 1 : names[w];
-            snprintf(u->workload, sizeof u->workload, "%.*s",
-                     (int)(strlen(base) > 5 && !strcmp(base + strlen(base) - 5, ".json")
-                               ? strlen(base) - 5
-                               : strlen(base)),
-                     base);
+            size_t len = strlen(base);
+            if (len > 5 && !strcmp(base + len - 5, ".json"))
+                len -= 5;
+            snprintf(u->workload, sizeof u->workload, "%.*s", (int)len, base);
             u->training = m == 2;
-            kt_opts o = c.opts;
+            kt_opts o = c->opts;
             o.training = u->training;
-            wl_graph *g = arena_calloc(&a, 1, sizeof *g);
-            kt_run_result *rr = arena_calloc(&a, 1, sizeof *rr);
-            if (!g || !rr) {
-                err_set(&e, KT_EINTERNAL, NULL, NULL, "out of memory");
-                status = cli_fail("compare", &e);
-                goto done;
-            }
-            if (cli_load_wl(&c, names[w], u->training, &a, g, &e)) {
-                status = cli_fail("compare", &e);
-                goto done;
-            }
-            if (u->training && g->inference_only && (nwl > 1 || c.modes == 3))
+            wl_graph *g = cli_workload(x, names[w], u->training);
+            kt_run_result *rr = arena_calloc(&x->a, 1, sizeof *rr);
+            if (!g)
+                return -1;
+            if (!rr)
+                return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+            if (u->training && g->inference_only && (nwl > 1 || c->modes == 3))
                 continue; /* e.g. a decode step: no training run to compare */
-            if (kt_run(&hw, g, &o, &a, rr, &e)) {
-                status = cli_fail("compare", &e);
-                goto done;
-            }
+            if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e))
+                return -1;
             u->g = rr->g;
-            for (int i = 0; i < rr->nres; i++) {
-                int x = exec_slot(rr->res[i].exec);
-                if (x < 0)
-                    continue;
-                u->r[x] = &rr->res[i];
-                if (o.power_cap_W > 0)
-                    u->cap[x] = &rr->capped[i];
-            }
+            u->r = rr->by;
+            u->cap = rr->capped_by;
             nrun++;
         }
     }
-    if (cli_out_open(&out, c.out_path, &e)) {
-        status = cli_fail("compare", &e);
-        goto done;
-    }
-    if (c.format == FMT_JSON) {
-        json_all(out.f, runs, nrun, hw.name, c.modes, c.opts.power_cap_W);
-    } else if (c.format == FMT_CSV) {
-        csv_all(out.f, runs, nrun, hw.name, c.opts.power_cap_W);
+    FILE *f = cli_output(x);
+    if (!f)
+        return -1;
+    if (c->format == FMT_JSON) {
+        json_all(f, runs, nrun, x->hw.name, c->modes, c->opts.power_cap_W);
+    } else if (c->format == FMT_CSV) {
+        csv_all(f, runs, nrun, x->hw.name, c->opts.power_cap_W);
     } else {
         for (int i = 0; i < nrun; i++) {
             if (i)
-                fputc('\n', out.f);
-            table_run(out.f, &runs[i], hw.name, c.opts.power_cap_W);
+                fputc('\n', f);
+            table_run(f, &runs[i], x->hw.name, c->opts.power_cap_W);
         }
         if (nrun > 1)
-            table_geomeans(out.f, runs, nrun, c.modes, c.opts.power_cap_W);
+            table_geomeans(f, runs, nrun, c->modes, c->opts.power_cap_W);
     }
-    if (cli_out_close(&out, 1, &e))
-        status = cli_fail("compare", &e);
-done:
-    if (out.f)
-        cli_out_close(&out, 0, &e);
-    arena_free(&a);
-    return status;
+    return 0;
 }
+
+const cli_command cmd_compare = {
+    "compare", "bsp, vf and kitsune side by side (speedups, traffic, coverage)", HELP,
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "../io/out.h"
-#include "../model/autodiff.h"
 #include "../model/op.h"
+#include "../model/run.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -20,119 +20,45 @@ static const char *const HELP =
     "\n"
     "example: kitsune info --workload llama3-8b-ctx --mode training\n";
 
-typedef struct wl_summary {
-    int ops, kernels;
-    int64_t flops_tensor, flops_simt, weight_bytes, act_bytes, min_dram_bytes, saved_bytes;
-} wl_summary;
-
-static int summarize(const wl_graph *g, arena *a, wl_summary *s, kt_err *e)
+static int run(cli_ctx *x)
 {
-    memset(s, 0, sizeof *s);
-    op_work *w = op_works(g, a, e);
-    if (!w)
-        return -1;
-    s->ops = g->nop;
-    for (int i = 0; i < g->nop; i++) {
-        if (w[i].kind != OPK_FREE)
-            s->kernels++;
-        s->flops_tensor += w[i].flops_tensor;
-        s->flops_simt += w[i].flops_simt;
-    }
-    for (int i = 0; i < g->ntensor; i++) {
-        const wl_tensor *t = &g->t[i];
-        int view = t->producer >= 0 && w[t->producer].kind == OPK_FREE;
-        if (t->kind == TK_WEIGHT)
-            s->weight_bytes += t->bytes;
-        if (t->kind == TK_INTER && !view)
-            s->act_bytes += t->bytes;
-        if (t->kind == TK_INPUT || t->kind == TK_WEIGHT || t->kind == TK_OUTPUT)
-            s->min_dram_bytes += t->bytes;
-        if (t->saved)
-            s->saved_bytes += t->bytes;
-    }
-    return 0;
-}
-
-static int load_mode(const cli_common *c, const char *name, int training, arena *a,
-                     const wl_graph **out, kt_err *e)
-{
-    wl_graph *g = arena_calloc(a, 1, sizeof *g);
-    if (!g)
-        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-    if (cli_load_wl(c, name, training, a, g, e))
-        return -1;
-    *out = g;
-    if (!training)
-        return 0;
-    if (g->inference_only)
-        return 1;
-    wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
-    if (!tg)
-        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-    if (ad_training_graph(g, c->opts.optimizer, a, tg, e))
-        return -1;
-    *out = tg;
-    return 0;
-}
-
-int cmd_info(int argc, char **argv)
-{
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv, O_WL | O_MODE | O_SET | O_OPTIM | O_FORMAT | O_OUT, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("info", &e);
-    if (c.format == FMT_CSV) {
-        err_set(&e, KT_EINPUT, NULL, "--format", "info writes table or json");
-        return cli_fail("info", &e);
-    }
+    cli_common *c = &x->c;
+    if (c->format == FMT_CSV)
+        return cli_error(x, 0, "--format", "info writes table or json");
     static char names[CLI_MAX_WL][64];
-    int n = 0;
-    if (c.nworkload == 0 || (c.nworkload == 1 && !strcmp(c.workload[0], "all"))) {
+    int n = cli_workload_names(c, names, CLI_MAX_WL);
+    int all = c->nworkload == 0 || (c->nworkload == 1 && !strcmp(c->workload[0], "all"));
+    if (c->nworkload == 0)
         n = cli_list_dir("workloads", names, CLI_MAX_WL);
-        if (!c.mode_given)
-            c.modes = 3;
-    } else {
-        for (int i = 0; i < c.nworkload; i++)
-            snprintf(names[n++], 64, "%s", c.workload[i]);
-    }
-    cli_out out;
-    if (cli_out_open(&out, c.out_path, &e))
-        return cli_fail("info", &e);
-    FILE *f = out.f;
-    int status = 0, first = 1;
-    if (c.format == FMT_JSON)
+    if (all && !c->mode_given)
+        c->modes = 3;
+    FILE *f = cli_output(x);
+    if (!f)
+        return -1;
+    int first = 1;
+    if (c->format == FMT_JSON)
         fputs("{\"tool\": \"kitsune\", \"version\": \"" KT_VERSION "\", \"workloads\": [", f);
     else
         fprintf(f, "%-16s %-9s %6s %7s %6s %12s %12s %12s %12s %14s\n", "workload", "mode", "ops",
                 "kernels", "paper", "GFLOP", "weights_MB", "activ_MB", "saved_MB", "min_dram_MB");
-    for (int i = 0; i < n && !status; i++) {
-        for (int m = 0; m < 2 && !status; m++) {
-            if (!(c.modes & (1 << m)))
+    for (int i = 0; i < n; i++) {
+        for (int m = 0; m < 2; m++) {
+            if (!(c->modes & (1 << m)))
                 continue;
-            arena a = {0};
-            const wl_graph *g = NULL;
-            wl_summary s;
-            int lr = load_mode(&c, names[i], m, &a, &g, &e);
-            if (lr == 1 && (n > 1 || c.modes == 3)) { /* inference-only: no training row */
-                arena_free(&a);
+            arena_pos mark = arena_mark(&x->a);
+            const wl_graph *fwd = cli_workload(x, names[i], m), *g;
+            kt_summary s;
+            if (!fwd)
+                return -1;
+            if (m && fwd->inference_only && (n > 1 || c->modes == 3)) {
+                arena_release(&x->a, mark); /* inference-only: no training row */
                 continue;
             }
-            if (lr == 1)
-                err_set(&e, KT_EINPUT, g->file, "inference_only",
-                        "workload \"%s\" is inference-only (no training graph)", g->name);
-            if (lr || summarize(g, &a, &s, &e)) {
-                status = cli_fail("info", &e);
-                arena_free(&a);
-                break;
-            }
+            if (kt_graph(fwd, m, c->opts.optimizer, &x->a, &g, &x->e) ||
+                kt_summarize(g, &x->a, &s, &x->e))
+                return -1;
             int paper = g->paper_ops[m];
-            if (c.format == FMT_JSON) {
+            if (c->format == FMT_JSON) {
                 fputs(first ? "\n " : ",\n ", f);
                 first = 0;
                 fputs("{\"workload\": ", f);
@@ -160,7 +86,7 @@ int cmd_info(int argc, char **argv)
                         (double)(s.flops_tensor + s.flops_simt) / 1e9, (double)s.weight_bytes / 1e6,
                         (double)s.act_bytes / 1e6, (double)s.saved_bytes / 1e6,
                         (double)s.min_dram_bytes / 1e6);
-                if (n == 1 && c.nworkload == 1) {
+                if (n == 1 && c->nworkload == 1 && !all) {
                     fprintf(f, "  params:");
                     for (int k = 0; k < g->nparam; k++)
                         fprintf(f, " %s=%lld", g->param[k].name, (long long)g->param[k].value);
@@ -176,12 +102,13 @@ int cmd_info(int argc, char **argv)
                     }
                 }
             }
-            arena_free(&a);
+            arena_release(&x->a, mark);
         }
     }
-    if (c.format == FMT_JSON)
+    if (c->format == FMT_JSON)
         fputs("]}\n", f);
-    if (cli_out_close(&out, !status, &e) && !status)
-        status = cli_fail("info", &e);
-    return status;
+    return 0;
 }
+
+const cli_command cmd_info = {"info", "ops, FLOPs, bytes and parameters of a workload", HELP,
+                              O_WL | O_MODE | O_SET | O_OPTIM | O_FORMAT | O_OUT, CMD_OUT, run};

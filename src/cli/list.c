@@ -14,18 +14,9 @@ static const char *const HELP =
     "List the shipped hardware descriptions (hw/) and workloads (workloads/) with a one-line\n"
     "description each. Any of them can be named without path or .json suffix.\n";
 
-int cmd_list(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv, 0, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("list", &e);
+    (void)x;
     static char names[CLI_MAX_WL][64];
     int n = cli_list_dir("hw", names, CLI_MAX_WL);
     printf("hardware (hw/):\n");
@@ -61,3 +52,5 @@ int cmd_list(int argc, char **argv)
     }
     return 0;
 }
+
+const cli_command cmd_list = {"list", "shipped hardware descriptions and workloads", HELP, 0, 0, run};

@@ -199,57 +199,34 @@ static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw,
     }
 }
 
-int cmd_map(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv, O_MODEL | O_FORMAT | O_OUT, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("map", &e);
-    c.opts.exec_mask = EXEC_KITSUNE;
-    hw_gpu hw;
-    arena a = {0};
-    wl_graph g;
+    cli_common *c = &x->c;
+    c->opts.exec_mask = EXEC_KITSUNE;
+    if (!c->nworkload)
+        return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
+    wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
     kt_run_result rr;
-    cli_out out = {0};
-    int status = 0;
-    if (cli_run_one(&c, &hw, &a, &g, &rr, &e)) {
-        status = cli_fail("map", &e);
-        goto done;
-    }
-    const kt_result *r = NULL;
-    for (int i = 0; i < rr.nres; i++)
-        if (!strcmp(rr.res[i].exec, "kitsune"))
-            r = &rr.res[i];
-    if (!r || !r->extra) {
-        err_set(&e, KT_EINTERNAL, NULL, NULL, "no kitsune result");
-        status = cli_fail("map", &e);
-        goto done;
-    }
+    if (!g || kt_run(&x->hw, g, &c->opts, &x->a, &rr, &x->e))
+        return -1;
+    const kt_result *r = rr.by[EX_KITSUNE];
+    if (!r || !r->extra)
+        return cli_error(x, KT_EINTERNAL, NULL, "no kitsune result");
     const ks_plan *pl = r->extra;
-    if (cli_out_open(&out, c.out_path, &e)) {
-        status = cli_fail("map", &e);
-        goto done;
-    }
-    if (c.format == FMT_JSON) {
-        out_json_head(out.f, KT_VERSION, &hw, rr.g, c.opts.training);
-        json(out.f, r, pl, rr.g);
-    } else if (c.format == FMT_CSV) {
-        csv(out.f, pl, rr.g, &hw, c.opts.training);
+    FILE *f = cli_output(x);
+    if (!f)
+        return -1;
+    if (c->format == FMT_JSON) {
+        out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
+        json(f, r, pl, rr.g);
+    } else if (c->format == FMT_CSV) {
+        csv(f, pl, rr.g, &x->hw, c->opts.training);
     } else {
-        fprintf(out.f, "%s on %s, %s:\n", rr.g->name, hw.name, cli_mode_name(c.opts.training));
-        table(out.f, r, pl, rr.g);
+        fprintf(f, "%s on %s, %s:\n", rr.g->name, x->hw.name, cli_mode_name(c->opts.training));
+        table(f, r, pl, rr.g);
     }
-    if (cli_out_close(&out, 1, &e))
-        status = cli_fail("map", &e);
-done:
-    if (out.f)
-        cli_out_close(&out, 0, &e);
-    arena_free(&a);
-    return status;
+    return 0;
 }
+
+const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
+                             HELP, O_MODEL | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};

@@ -29,55 +29,35 @@ static const char *const HELP =
     "\n"
     "example: kitsune predict --hw a100 --workload nerf --exec all --set B=65536\n";
 
-int cmd_predict(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv, O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("predict", &e);
-    if (c.modes == 3) {
-        err_set(&e, KT_EINPUT, NULL, "--mode", "predict takes one mode (use compare for both)");
-        return cli_fail("predict", &e);
-    }
-    if (c.nworkload > 1) {
-        err_set(&e, KT_EINPUT, NULL, "--workload", "predict takes one workload");
-        return cli_fail("predict", &e);
-    }
-    /* predict's default is bsp alone unless --exec was given */
-    int exec_given = 0;
-    for (int i = 1; i < argc; i++)
-        if (!strncmp(argv[i], "--exec", 6))
-            exec_given = 1;
-    if (!exec_given)
-        c.opts.exec_mask = EXEC_BSP;
-    hw_gpu hw;
-    arena a = {0};
-    wl_graph g;
+    cli_common *c = &x->c;
+    if (c->modes == 3)
+        return cli_error(x, 0, "--mode", "predict takes one mode (use compare for both)");
+    if (c->nworkload > 1)
+        return cli_error(x, 0, "--workload", "predict takes one workload");
+    if (!c->exec_given) /* predict's default is bsp alone */
+        c->opts.exec_mask = EXEC_BSP;
+    if (!c->nworkload)
+        return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
+    wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
     kt_run_result rr;
-    cli_out out = {0};
-    int status = 0;
-    if (cli_run_one(&c, &hw, &a, &g, &rr, &e) || cli_out_open(&out, c.out_path, &e)) {
-        status = cli_fail("predict", &e);
-        goto done;
-    }
-    FILE *f = out.f;
-    if (c.format == FMT_JSON) {
-        out_json_head(f, KT_VERSION, &hw, rr.g, c.opts.training);
+    if (!g || kt_run(&x->hw, g, &c->opts, &x->a, &rr, &x->e))
+        return -1;
+    FILE *f = cli_output(x);
+    if (!f)
+        return -1;
+    if (c->format == FMT_JSON) {
+        out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
         fputs(",\n \"results\": [", f);
         for (int i = 0; i < rr.nres; i++) {
             fputs(i ? ",\n " : "\n ", f);
             out_json_result(f, &rr.res[i], rr.g, 1);
         }
         fputs("]", f);
-        if (c.opts.power_cap_W > 0) {
+        if (c->opts.power_cap_W > 0) {
             fputs(",\n \"power_cap_W\": ", f);
-            out_json_num(f, c.opts.power_cap_W);
+            out_json_num(f, c->opts.power_cap_W);
             fputs(",\n \"capped_results\": [", f);
             for (int i = 0; i < rr.nres; i++) {
                 fputs(i ? ",\n " : "\n ", f);
@@ -86,32 +66,31 @@ int cmd_predict(int argc, char **argv)
             fputs("]", f);
         }
         fputs("}\n", f);
-    } else if (c.format == FMT_CSV) {
+    } else if (c->format == FMT_CSV) {
         out_csv_items_header(f);
         for (int i = 0; i < rr.nres; i++)
-            out_csv_items(f, &rr.res[i], rr.g, &hw, c.opts.training);
+            out_csv_items(f, &rr.res[i], rr.g, &x->hw, c->opts.training);
     } else {
         for (int i = 0; i < rr.nres; i++) {
-            fprintf(f, "%s%s on %s, %s, %s:\n", i ? "\n" : "", rr.g->name, hw.name,
-                    cli_mode_name(c.opts.training), rr.res[i].exec);
-            out_table_result(f, &rr.res[i], rr.g, &hw, c.explain);
-            if (c.opts.power_cap_W > 0) {
+            fprintf(f, "%s%s on %s, %s, %s:\n", i ? "\n" : "", rr.g->name, x->hw.name,
+                    cli_mode_name(c->opts.training), rr.res[i].exec);
+            out_table_result(f, &rr.res[i], rr.g, &x->hw, c->explain);
+            if (c->opts.power_cap_W > 0) {
+                const kt_result *cp = &rr.capped[i];
                 fprintf(f, "under a %.0f W cap: %.2f us, %.4g J, %.1f W average at %.0f MHz "
                            "(time-weighted SM clock)",
-                        c.opts.power_cap_W, rr.capped[i].time_s * 1e6, rr.capped[i].energy_J,
-                        rr.capped[i].avg_power_W, rr.capped[i].clock_MHz);
-                if (rr.capped[i].over_cap_items > 0)
-                    fprintf(f, "; %d kernels above the cap even at %.0f MHz",
-                            rr.capped[i].over_cap_items, hw.clock_min_MHz);
+                        c->opts.power_cap_W, cp->time_s * 1e6, cp->energy_J, cp->avg_power_W,
+                        cp->clock_MHz);
+                if (cp->over_cap_items > 0)
+                    fprintf(f, "; %d kernels above the cap even at %.0f MHz", cp->over_cap_items,
+                            x->hw.clock_min_MHz);
                 fputc('\n', f);
             }
         }
     }
-    if (cli_out_close(&out, 1, &e))
-        status = cli_fail("predict", &e);
-done:
-    if (out.f)
-        cli_out_close(&out, 0, &e);
-    arena_free(&a);
-    return status;
+    return 0;
 }
+
+const cli_command cmd_predict = {
+    "predict", "time, traffic and energy of one workload under bsp, vf and kitsune", HELP,
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, CMD_HW | CMD_OUT, run};

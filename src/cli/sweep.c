@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../io/csv.h"
+#include "../io/file.h"
 #include "../io/jsonx.h"
 #include "../model/run.h"
 #include "../opt/ilp.h"
@@ -18,6 +19,8 @@
 #include "../io/wl_json.h"
 #include "cli.h"
 #include "cmds.h"
+#include "jobs.h"
+#include "metrics.h"
 
 static const char *const HELP =
     "usage: kitsune sweep --hw HW --workload WL|all --vary NAME=VALUES [--vary ...] [options]\n"
@@ -48,6 +51,8 @@ enum { SW_MAX_VALUES = 1000000 };
 #define SW_RANGE_SLACK 1e-9
 /* Progress bar refresh period (seconds): often enough to look live, rarely enough to be free. */
 #define SW_PROGRESS_PERIOD_S 0.1
+/* Largest partial file --resume reads (bytes). */
+#define SW_MAX_PARTIAL_BYTES ((size_t)16 << 30)
 /* Progress bar width in characters. */
 #define SW_BAR_CHARS 30
 
@@ -235,19 +240,6 @@ static int vary_value(const sw_ctx *x, const sw_block *b, int k, int i, double *
     return 0;
 }
 
-static double speedup(const kt_result *base, const kt_result *r)
-{
-    return base && r && r->time_s > 0 ? base->time_s / r->time_s : NAN;
-}
-
-static void csv_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, ",%.9g", v);
-    else
-        fputs(",", f);
-}
-
 static void write_header(FILE *f, const sw_ctx *x)
 {
     fputs("point,workload,mode", f);
@@ -264,8 +256,10 @@ static void write_header(FILE *f, const sw_ctx *x)
 }
 
 /* Evaluate point p: all requested execution models; the CSV rows into *rows (malloc'd). */
-static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **rows, kt_err *e)
+static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
 {
+    const sw_ctx *x = vx;
+    sw_thread_state *ts = vts;
     int idx[CLI_MAX_VARY];
     double val[CLI_MAX_VARY];
     const sw_block *b = decode(x, p, idx);
@@ -302,12 +296,7 @@ static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **
         arena_free(&ts->a);
         return -1;
     }
-    const kt_result *by[3] = {NULL, NULL, NULL}, *cap[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < rr.nres; i++) {
-        int s = !strcmp(rr.res[i].exec, "bsp") ? 0 : !strcmp(rr.res[i].exec, "vf") ? 1 : 2;
-        by[s] = &rr.res[i];
-        cap[s] = &rr.capped[i];
-    }
+    const kt_result *const *by = rr.by, *const *cap = rr.capped_by;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -315,7 +304,7 @@ static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **
         arena_free(&ts->a);
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
     }
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < EX_COUNT; s++) {
         const kt_result *r = by[s];
         if (!r)
             continue;
@@ -324,8 +313,8 @@ static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **
             fprintf(f, ",%.9g", val[k]);
         fprintf(f, ",%s", r->exec);
         csv_num(f, r->time_s);
-        csv_num(f, speedup(by[0], r));
-        csv_num(f, speedup(by[1], r));
+        csv_num(f, mx_speedup(by[EX_BSP], r));
+        csv_num(f, mx_speedup(by[EX_VF], r));
         fprintf(f, ",%lld,%lld,%lld,%lld", (long long)r->flops, (long long)r->dram_read_bytes,
                 (long long)r->dram_write_bytes,
                 (long long)(r->dram_read_bytes + r->dram_write_bytes));
@@ -339,7 +328,7 @@ static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **
             csv_num(f, cap[s]->energy_J);
             csv_num(f, cap[s]->avg_power_W);
             csv_num(f, cap[s]->clock_MHz);
-            csv_num(f, speedup(cap[0], cap[s]));
+            csv_num(f, mx_speedup(cap[EX_BSP], cap[s]));
         }
         fputc('\n', f);
     }
@@ -352,65 +341,27 @@ static int eval_point(const sw_ctx *x, long long p, sw_thread_state *ts, char **
     return 0;
 }
 
-/* ---- work distribution: workers compute, the main thread writes in point order ---- */
-typedef struct sw_work {
-    const sw_ctx *x;
-    const long long *todo;   /* point indices to compute, ascending */
-    long long ntodo, next;
-    char **slot;             /* rows per todo entry, NULL until done */
-    int failed;
-    long long fail_at;       /* todo entry that failed */
-    kt_err err;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} sw_work;
-
-static void *worker(void *arg)
+/* ---- per-worker state: a private hw JSON tree (when hw fields vary) and an arena ---- */
+static void *state_new(void *vx, kt_err *e)
 {
-    sw_work *w = arg;
-    sw_thread_state ts = {0};
-    kt_err e;
-    err_clear(&e);
-    if (w->x->has_hw_vary) {
-        ts.hw_root = cJSON_Duplicate(w->x->hw_root, 1);
-        if (!ts.hw_root) {
-            pthread_mutex_lock(&w->mu);
-            if (!w->failed) {
-                w->failed = 1;
-                w->fail_at = 0;
-                err_set(&w->err, KT_EINTERNAL, NULL, NULL, "out of memory");
-            }
-            pthread_cond_broadcast(&w->cv);
-            pthread_mutex_unlock(&w->mu);
-            return NULL;
-        }
+    const sw_ctx *x = vx;
+    sw_thread_state *ts = calloc(1, sizeof *ts);
+    if (ts && x->has_hw_vary && !(ts->hw_root = cJSON_Duplicate(x->hw_root, 1))) {
+        free(ts);
+        ts = NULL;
     }
-    for (;;) {
-        pthread_mutex_lock(&w->mu);
-        long long i = w->next++;
-        int stop = w->failed || i >= w->ntodo;
-        pthread_mutex_unlock(&w->mu);
-        if (stop)
-            break;
-        char *rows = NULL;
-        int rc = eval_point(w->x, w->todo[i], &ts, &rows, &e);
-        pthread_mutex_lock(&w->mu);
-        if (rc) {
-            if (!w->failed || i < w->fail_at) {
-                w->failed = 1;
-                w->fail_at = i;
-                w->err = e;
-            }
-        } else {
-            w->slot[i] = rows;
-        }
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-    }
-    cJSON_Delete(ts.hw_root);
-    arena_free(&ts.a);
-    ilp_thread_release();
-    return NULL;
+    if (!ts)
+        err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+    return ts;
+}
+
+static void state_free(void *vts)
+{
+    sw_thread_state *ts = vts;
+    cJSON_Delete(ts->hw_root);
+    arena_free(&ts->a);
+    free(ts);
+    ilp_thread_release(); /* GLPK's per-thread environment */
 }
 
 static double now_s(void)
@@ -442,33 +393,6 @@ typedef struct sw_kept {
     long long point;
     size_t off, len;
 } sw_kept;
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-        }
-        buf = nb;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 /* Index the complete points of a partial file (header must match): a point counts only when all
  * of its nexec rows are there with their newlines. kept is malloc'd, ascending by point. */
@@ -674,12 +598,10 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     int shard_n = c->shard_n ? c->shard_n : 1, shard_k = c->shard_n ? c->shard_k : 0;
     char *header = NULL, *old = NULL;
     sw_kept *kept = NULL;
-    long long nkept = 0;
+    long long nkept = 0, ntodo = 0;
     long long *todo = NULL;
-    sw_work w;
-    memset(&w, 0, sizeof w);
-    int rc = -1, threads_started = 0;
-    pthread_t th[256];
+    jobs *jb = NULL;
+    int rc = -1;
     char partial[PATH_MAX + 16];
     FILE *f = NULL;
     if (header_string(x, &header))
@@ -690,11 +612,15 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     if (c->out_path) {
         snprintf(partial, sizeof partial, "%s.partial", c->out_path);
-        if (c->resume) {
+        if (c->resume && access(partial, F_OK) == 0) {
             size_t len = 0;
-            old = read_file(partial, &len);
-            if (old && scan_partial(old, len, header, x->nexec, &kept, &nkept, partial, e))
+            kt_err re;
+            if (!(old = io_read_file(partial, SW_MAX_PARTIAL_BYTES, &len, &re)) ||
+                scan_partial(old, len, header, x->nexec, &kept, &nkept, partial, e)) {
+                if (!old)
+                    *e = re;
                 goto done;
+            }
         }
         f = fopen(partial, "w");
         if (!f) {
@@ -706,32 +632,16 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     long long total = x->npoints > shard_k ? (x->npoints - shard_k + shard_n - 1) / shard_n : 0;
     todo = malloc((size_t)(total ? total : 1) * sizeof *todo);
-    w.slot = calloc((size_t)(total ? total : 1), sizeof *w.slot);
-    if (!todo || !w.slot) {
+    if (!todo) {
         err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
         goto done;
     }
     for (long long p = shard_k; p < x->npoints; p += shard_n)
         if (!find_kept(kept, nkept, p))
-            todo[w.ntodo++] = p;
-    w.x = x;
-    w.todo = todo;
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    int nth = c->jobs < 1 ? 1 : c->jobs > 256 ? 256 : c->jobs;
-    if (nth > w.ntodo)
-        nth = w.ntodo ? (int)w.ntodo : 0;
-    for (int i = 0; i < nth; i++) {
-        if (pthread_create(&th[i], NULL, worker, &w)) {
-            pthread_mutex_lock(&w.mu);
-            w.failed = 1;
-            w.fail_at = 0;
-            err_set(&w.err, KT_EINTERNAL, NULL, NULL, "cannot start thread %d", i);
-            pthread_mutex_unlock(&w.mu);
-            break;
-        }
-        threads_started++;
-    }
+            todo[ntodo++] = p;
+    jobs_spec js = {todo, ntodo, c->jobs, x, eval_point, state_new, state_free};
+    if (!(jb = jobs_start(&js, e)))
+        goto done;
     int show = c->progress || isatty(STDERR_FILENO);
     double t0 = now_s(), last = 0;
     fputs(header, f);
@@ -742,14 +652,8 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
         if (k) {
             fwrite(old + k->off, 1, k->len, f);
         } else {
-            pthread_mutex_lock(&w.mu);
-            while (!w.slot[j] && !(w.failed && w.fail_at <= j))
-                pthread_cond_wait(&w.cv, &w.mu);
-            char *rows = w.slot[j];
-            w.slot[j] = NULL;
-            if (!rows)
-                failed = 1;
-            pthread_mutex_unlock(&w.mu);
+            char *rows = NULL;
+            failed = jobs_take(jb, j, &rows) != 0;
             if (rows) {
                 fputs(rows, f);
                 free(rows);
@@ -767,11 +671,14 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     if (show)
         progress(done_points, total, j, t0, 1);
-    for (int i = 0; i < threads_started; i++)
-        pthread_join(th[i], NULL);
-    if (failed || (w.failed && j < w.ntodo)) {
+    kt_err we;
+    err_clear(&we);
+    long long fail_at = jobs_failure(jb, &we);
+    jobs_end(jb);
+    jb = NULL;
+    if (failed || fail_at >= 0) {
         /* name the point that failed, then the model's own message */
-        long long p = todo[w.fail_at];
+        long long p = todo[fail_at >= 0 ? fail_at : 0];
         int idx[CLI_MAX_VARY];
         const sw_block *b = decode(x, p, idx);
         char where[512];
@@ -783,8 +690,8 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
             vary_value(x, b, k, idx[k], &v, &e2);
             n += snprintf(where + n, sizeof where - (size_t)n, ", %s=%.9g", x->vary[k].name, v);
         }
-        err_set(e, w.err.code ? w.err.code : KT_EINTERNAL, w.err.file, w.err.path,
-                "%.150s): %.160s", where, w.err.msg);
+        err_set(e, we.code ? we.code : KT_EINTERNAL, we.file, we.path, "%.150s): %.160s", where,
+                we.msg);
         goto done;
     }
     if (f != stdout) {
@@ -805,15 +712,9 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     rc = 0;
 done:
+    jobs_end(jb);
     if (f && f != stdout)
         fclose(f); /* the partial file stays for --resume */
-    if (w.slot) {
-        for (long long i = 0; i < w.ntodo; i++)
-            free(w.slot[i]);
-        pthread_mutex_destroy(&w.mu);
-        pthread_cond_destroy(&w.cv);
-    }
-    free(w.slot);
     free(todo);
     free(kept);
     free(old);
@@ -821,25 +722,15 @@ done:
     return rc;
 }
 
-int cmd_sweep(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    int rc = cli_parse(argc, argv,
-                       O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS,
-                       &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("sweep", &e);
     static sw_setup s;
     memset(&s, 0, sizeof s);
-    int status = 0;
-    if (setup(&c, &s, &e) || run_sweep(&s, &c, &e))
-        status = cli_fail("sweep", &e);
+    int rc = setup(&x->c, &s, &x->e) || run_sweep(&s, &x->c, &x->e) ? -1 : 0;
     setup_free(&s);
-    return status;
+    return rc;
 }
+
+const cli_command cmd_sweep = {
+    "sweep", "design-space sweep over hardware fields and workload parameters (CSV)", HELP,
+    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS, 0, run};

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../io/csv.h"
+#include "../io/file.h"
 #include "../io/out.h"
+#include "metrics.h"
 #include "../model/run.h"
 #include "cli.h"
 #include "cmds.h"
@@ -34,16 +37,8 @@ static const char *const HELP =
     "example: kitsune validate validation/kitsune-paper.csv --hw a100\n";
 
 enum { V_MAX_FIELDS = 16, V_MAX_PARAMS = 16 };
-
-typedef enum v_metric {
-    M_TIME, M_SP_BSP, M_SP_VF, M_DRAM, M_DRAM_RD, M_DRAM_WR, M_TRAFFIC_RED, M_OPS_COV, M_COV,
-    M_FLOPS, M_COUNT
-} v_metric;
-static const char *const METRIC[M_COUNT] = {
-    "time_s", "speedup_vs_bsp", "speedup_vs_vf", "dram_bytes", "dram_read_bytes",
-    "dram_write_bytes", "traffic_reduction", "ops_covered", "coverage", "flops"};
-static const char *const EXEC_NAME[3] = {"bsp", "vf", "kitsune"};
-static const int EXEC_BIT[3] = {EXEC_BSP, EXEC_VF, EXEC_KITSUNE};
+/* Largest reference table read (bytes). */
+#define V_MAX_FILE_BYTES ((size_t)256 << 20)
 
 typedef struct v_row {
     int line;
@@ -61,84 +56,6 @@ typedef struct v_run {
     kt_err err;
 } v_run;
 
-/* ---- CSV (RFC 4180: quoted fields, "" inside quotes) ---- */
-
-/* Split one record starting at *p into fields (in place, NUL-terminated); advance *p past it.
- * Returns the field count, or -1 for an unterminated quote. */
-static int csv_record(char **p, char **field, int max)
-{
-    char *s = *p, *w = s;
-    int n = 0;
-    field[n++] = w;
-    for (;;) {
-        if (*s == '"') {
-            s++;
-            for (;;) {
-                if (!*s)
-                    return -1;
-                if (*s == '"' && s[1] == '"') {
-                    *w++ = '"';
-                    s += 2;
-                } else if (*s == '"') {
-                    s++;
-                    break;
-                } else {
-                    *w++ = *s++;
-                }
-            }
-            continue;
-        }
-        if (*s == ',') {
-            *w++ = 0;
-            s++;
-            if (n < max)
-                field[n] = w;
-            n++;
-            continue;
-        }
-        if (!*s || *s == '\n' || *s == '\r') {
-            char *end = s;
-            if (*s == '\r')
-                s++;
-            if (*s == '\n')
-                s++;
-            *w = 0;
-            (void)end;
-            *p = s;
-            return n;
-        }
-        *w++ = *s++;
-    }
-}
-
-static char *slurp(const char *path, kt_err *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err_set(e, KT_EINPUT, path, NULL, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 14, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb)
-            free(buf);
-        buf = nb;
-    }
-    fclose(f);
-    if (!buf) {
-        err_set(e, KT_EINTERNAL, path, NULL, "out of memory");
-        return NULL;
-    }
-    buf[n] = 0;
-    return buf;
-}
-
 /* Skip comment lines ('#' first) at *p, counting them. */
 static void skip_comments(char **p, int *line)
 {
@@ -147,14 +64,6 @@ static void skip_comments(char **p, int *line)
         *p = nl ? nl + 1 : *p + strlen(*p);
         (*line)++;
     }
-}
-
-static int lookup(const char *const *tab, int n, const char *s)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(tab[i], s))
-            return i;
-    return -1;
 }
 
 static int parse_refs(char *text, const char *file, const char *hw_default, v_row **rows_out,
@@ -226,13 +135,13 @@ static int parse_refs(char *text, const char *file, const char *hw_default, v_ro
             return err_set(e, KT_EINPUT, file, where,
                            "mode must be inference or training, got \"%s\"", mode);
         }
-        r->exec = lookup(EXEC_NAME, 3, f[col[2]]);
+        r->exec = kt_exec_parse(f[col[2]]);
         if (r->exec < 0) {
             free(rows);
             return err_set(e, KT_EINPUT, file, where, "exec must be bsp, vf or kitsune, got \"%s\"",
                            f[col[2]]);
         }
-        r->metric = lookup(METRIC, M_COUNT, f[col[3]]);
+        r->metric = mx_parse(f[col[3]]);
         if (r->metric < 0) {
             free(rows);
             return err_set(e, KT_EINPUT, file, where, "unknown metric \"%s\"", f[col[3]]);
@@ -265,61 +174,6 @@ static int parse_refs(char *text, const char *file, const char *hw_default, v_ro
     *rows_out = rows;
     *nrows = nr;
     return 0;
-}
-
-/* Execution models a metric needs besides the row's own. */
-static int metric_mask(int metric, int exec)
-{
-    int m = EXEC_BIT[exec];
-    if (metric == M_SP_BSP || metric == M_TRAFFIC_RED)
-        m |= EXEC_BSP;
-    if (metric == M_SP_VF)
-        m |= EXEC_VF;
-    return m;
-}
-
-static const kt_result *find(const kt_run_result *rr, int exec)
-{
-    for (int i = 0; i < rr->nres; i++)
-        if (!strcmp(rr->res[i].exec, EXEC_NAME[exec]))
-            return &rr->res[i];
-    return NULL;
-}
-
-static double dram(const kt_result *r)
-{
-    return (double)(r->dram_read_bytes + r->dram_write_bytes);
-}
-
-/* The model's value of a metric (NAN when undefined, e.g. a zero denominator). */
-static double model_value(const kt_run_result *rr, int exec, int metric)
-{
-    const kt_result *r = find(rr, exec), *b = find(rr, 0), *v = find(rr, 1);
-    if (!r)
-        return NAN;
-    switch (metric) {
-    case M_TIME:
-        return r->time_s;
-    case M_SP_BSP:
-        return b && r->time_s > 0 ? b->time_s / r->time_s : NAN;
-    case M_SP_VF:
-        return v && r->time_s > 0 ? v->time_s / r->time_s : NAN;
-    case M_DRAM:
-        return dram(r);
-    case M_DRAM_RD:
-        return (double)r->dram_read_bytes;
-    case M_DRAM_WR:
-        return (double)r->dram_write_bytes;
-    case M_TRAFFIC_RED:
-        return b && dram(b) > 0 ? 1.0 - dram(r) / dram(b) : NAN;
-    case M_OPS_COV:
-        return r->ops_covered;
-    case M_COV:
-        return r->ops_total > 0 ? (double)r->ops_covered / r->ops_total : NAN;
-    case M_FLOPS:
-        return (double)r->flops;
-    }
-    return NAN;
 }
 
 /* "B=64 S=128" -> sets (names NUL-terminated in a private copy). */
@@ -459,29 +313,6 @@ static void fnum(FILE *f, const char *fmt, double v, int w)
         fprintf(f, "%*s", w, "-");
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n")) {
-        fputc('"', f);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', f);
-            fputc(*s, f);
-        }
-        fputc('"', f);
-    } else {
-        fputs(s, f);
-    }
-}
-
-static void csv_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, ",%.9g", v);
-    else
-        fputs(",", f);
-}
-
 static void write_table(FILE *f, const v_row *r, int n, const char *file)
 {
     int ww = 8;
@@ -492,7 +323,7 @@ static void write_table(FILE *f, const v_row *r, int n, const char *file)
             "mode", "exec", "metric", "reference", "model", "abs_error", "rel_err%");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%-5d  %-*s  %-9s  %-7s  %-17s  %14.6g", r[i].line, ww, r[i].workload,
-                cli_mode_name(r[i].training), EXEC_NAME[r[i].exec], METRIC[r[i].metric], r[i].ref);
+                cli_mode_name(r[i].training), kt_exec_name(r[i].exec), mx_name(r[i].metric), r[i].ref);
         fnum(f, "  %*.6g", r[i].ok ? r[i].model : NAN, 14);
         fnum(f, "  %*.6g", r[i].ok ? r[i].abs_err : NAN, 14);
         fnum(f, "  %*.1f", r[i].ok ? 100 * r[i].rel_err : NAN, 9);
@@ -505,19 +336,19 @@ static void write_table(FILE *f, const v_row *r, int n, const char *file)
     fnum(f, "%*.2f%%", 100 * s.mape, 1);
     if (s.worst >= 0)
         fprintf(f, "; worst: line %d (%s %s %s %s) %.2f%%", r[s.worst].line, r[s.worst].workload,
-                cli_mode_name(r[s.worst].training), EXEC_NAME[r[s.worst].exec],
-                METRIC[r[s.worst].metric], 100 * r[s.worst].rel_err);
+                cli_mode_name(r[s.worst].training), kt_exec_name(r[s.worst].exec),
+                mx_name(r[s.worst].metric), 100 * r[s.worst].rel_err);
     fprintf(f, "\nSpearman rank correlation (reference vs model): ");
     fnum(f, "%*.4f", s.spearman, 1);
     fputc('\n', f);
     int header = 0;
-    for (int m = 0; m < M_COUNT; m++) {
+    for (int m = 0; m < MX_COUNT; m++) {
         v_summary t = summarize(r, n, m);
         if (!t.rows)
             continue;
         if (!header++)
             fprintf(f, "per metric:\n");
-        fprintf(f, "  %-17s %3d rows  MAPE ", METRIC[m], t.rows);
+        fprintf(f, "  %-17s %3d rows  MAPE ", mx_name(m), t.rows);
         fnum(f, "%*.2f%%", 100 * t.mape, 8);
         fputs("  Spearman ", f);
         fnum(f, "%*.4f", t.spearman, 7);
@@ -533,8 +364,8 @@ static void write_csv(FILE *f, const v_row *r, int n)
     for (int i = 0; i < n; i++) {
         fprintf(f, "%d,", r[i].line);
         csv_field(f, r[i].workload);
-        fprintf(f, ",%s,%s,%s,", cli_mode_name(r[i].training), EXEC_NAME[r[i].exec],
-                METRIC[r[i].metric]);
+        fprintf(f, ",%s,%s,%s,", cli_mode_name(r[i].training), kt_exec_name(r[i].exec),
+                mx_name(r[i].metric));
         csv_field(f, r[i].hw);
         fputc(',', f);
         csv_field(f, r[i].params);
@@ -575,7 +406,7 @@ static void write_json(FILE *f, const v_row *r, int n, const char *file)
         fprintf(f, "%s{\"line\": %d, \"workload\": ", i ? ",\n  " : "\n  ", r[i].line);
         out_json_str(f, r[i].workload);
         fprintf(f, ", \"mode\": \"%s\", \"exec\": \"%s\", \"metric\": \"%s\", \"hw\": ",
-                cli_mode_name(r[i].training), EXEC_NAME[r[i].exec], METRIC[r[i].metric]);
+                cli_mode_name(r[i].training), kt_exec_name(r[i].exec), mx_name(r[i].metric));
         out_json_str(f, r[i].hw);
         fputs(", \"params\": ", f);
         out_json_str(f, r[i].params);
@@ -595,51 +426,34 @@ static void write_json(FILE *f, const v_row *r, int n, const char *file)
     json_summary(f, r, n, -1);
     fputs(",\n \"by_metric\": {", f);
     int k = 0;
-    for (int m = 0; m < M_COUNT; m++) {
+    for (int m = 0; m < MX_COUNT; m++) {
         if (!summarize(r, n, m).rows)
             continue;
-        fprintf(f, "%s\"%s\": ", k++ ? ",\n  " : "\n  ", METRIC[m]);
+        fprintf(f, "%s\"%s\": ", k++ ? ",\n  " : "\n  ", mx_name(m));
         json_summary(f, r, n, m);
     }
     fputs("}}\n", f);
 }
 
-int cmd_validate(int argc, char **argv)
+static int run(cli_ctx *x)
 {
-    cli_common c;
-    kt_err e;
-    err_clear(&e);
-    unsigned allowed = O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD |
-                       O_OPTIM | O_FORMAT | O_OUT | O_MAXERR;
-    int rc = cli_parse(argc, argv, allowed, &c, &e);
-    if (rc == 1) {
-        fputs(HELP, stdout);
-        return 0;
-    }
-    if (rc)
-        return cli_fail("validate", &e);
-    if (c.npos != 1) {
-        err_set(&e, KT_EINPUT, NULL, NULL, "expected one reference table (REFS.csv)");
-        return cli_fail("validate", &e);
-    }
-    const char *file = c.pos[0];
-    char *text = slurp(file, &e);
+    cli_common *c = &x->c;
+    if (c->npos != 1)
+        return cli_error(x, 0, NULL, "expected one reference table (REFS.csv)");
+    const char *file = c->pos[0];
+    size_t len = 0;
+    char *text = io_read_file(file, V_MAX_FILE_BYTES, &len, &x->e);
     if (!text)
-        return cli_fail("validate", &e);
+        return -1;
     v_row *rows = NULL;
     v_run *runs = NULL;
-    int nrows = 0, nruns = 0, status = 0, failed = 0;
-    arena a = {0};
-    cli_out out = {0};
-    if (parse_refs(text, file, c.hw, &rows, &nrows, &e)) {
-        status = cli_fail("validate", &e);
+    int nrows = 0, nruns = 0, status = -1, failed = 0;
+    if (parse_refs(text, file, c->hw, &rows, &nrows, &x->e))
         goto done;
-    }
     /* one model run per (workload, mode, hw, params), with every exec its rows need */
     runs = calloc((size_t)nrows, sizeof *runs);
     if (!runs) {
-        err_set(&e, KT_EINTERNAL, NULL, NULL, "out of memory");
-        status = cli_fail("validate", &e);
+        cli_error(x, KT_EINTERNAL, NULL, "out of memory");
         goto done;
     }
     for (int i = 0; i < nrows; i++) {
@@ -656,12 +470,12 @@ int cmd_validate(int argc, char **argv)
             runs[k].training = r->training;
             nruns++;
         }
-        runs[k].mask |= metric_mask(r->metric, r->exec);
+        runs[k].mask |= mx_needs(r->metric, r->exec);
         r->run = k;
     }
     for (int k = 0; k < nruns; k++) {
         err_clear(&runs[k].err);
-        if (do_run(&c, &runs[k], &a, &runs[k].err)) {
+        if (do_run(c, &runs[k], &x->a, &runs[k].err)) {
             runs[k].failed = 1;
             failed = 1;
             if (runs[k].err.code == KT_EINPUT && !runs[k].err.file[0] && !runs[k].err.path[0])
@@ -673,40 +487,40 @@ int cmd_validate(int argc, char **argv)
         v_row *r = &rows[i];
         if (runs[r->run].failed)
             continue;
-        r->model = model_value(&runs[r->run].rr, r->exec, r->metric);
+        const kt_run_result *rr = &runs[r->run].rr;
+        r->model = mx_value(r->metric, rr->by[r->exec], rr->by[EX_BSP], rr->by[EX_VF]);
         r->ok = isfinite(r->model);
         r->abs_err = fabs(r->model - r->ref);
         r->rel_err = r->ref != 0 ? r->abs_err / fabs(r->ref) : NAN;
     }
-    if (cli_out_open(&out, c.out_path, &e)) {
-        status = cli_fail("validate", &e);
+    FILE *f = cli_output(x);
+    if (!f)
         goto done;
-    }
-    if (c.format == FMT_JSON)
-        write_json(out.f, rows, nrows, file);
-    else if (c.format == FMT_CSV)
-        write_csv(out.f, rows, nrows);
+    if (c->format == FMT_JSON)
+        write_json(f, rows, nrows, file);
+    else if (c->format == FMT_CSV)
+        write_csv(f, rows, nrows);
     else
-        write_table(out.f, rows, nrows, file);
-    if (cli_out_close(&out, 1, &e)) {
-        status = cli_fail("validate", &e);
-        goto done;
-    }
+        write_table(f, rows, nrows, file);
     v_summary s = summarize(rows, nrows, -1);
+    status = 0;
     if (failed)
         status = KT_EINTERNAL;
-    else if (c.max_error >= 0 && isfinite(s.mape) && s.mape > c.max_error) {
+    else if (c->max_error >= 0 && isfinite(s.mape) && s.mape > c->max_error) {
         fprintf(stderr, "kitsune validate: mean absolute percentage error %.2f%% exceeds "
                         "--max-error %.2f%%\n",
-                100 * s.mape, 100 * c.max_error);
+                100 * s.mape, 100 * c->max_error);
         status = 3;
     }
 done:
-    if (out.f)
-        cli_out_close(&out, 0, &e);
-    arena_free(&a);
     free(runs);
     free(rows);
     free(text);
     return status;
 }
+
+const cli_command cmd_validate = {
+    "validate", "compare the model with a reference table (paper, measurements)", HELP,
+    O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD | O_OPTIM | O_FORMAT |
+        O_OUT | O_MAXERR,
+    CMD_OUT, run};

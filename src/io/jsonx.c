@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
+
 enum { JSONX_MAX_FILE_BYTES = 64 * 1024 * 1024 };
 
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
@@ -34,47 +36,10 @@ cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
 
 cJSON *jsonx_load(const char *file, kt_err *e)
 {
-    FILE *f = fopen(file, "rb");
-    if (!f) {
-        err_set(e, KT_EINPUT, file, NULL, "cannot open: %s", strerror(errno));
+    size_t len = 0;
+    char *buf = io_read_file(file, JSONX_MAX_FILE_BYTES, &len, e);
+    if (!buf)
         return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
-        return NULL;
-    }
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap)
-            break;
-        if (cap >= JSONX_MAX_FILE_BYTES) {
-            free(buf);
-            fclose(f);
-            err_set(e, KT_EINPUT, file, NULL, "file larger than %d MiB", JSONX_MAX_FILE_BYTES >> 20);
-            return NULL;
-        }
-        cap *= 2;
-        char *nb = realloc(buf, cap + 1);
-        if (!nb) {
-            free(buf);
-            fclose(f);
-            err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
-            return NULL;
-        }
-        buf = nb;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        err_set(e, KT_EINPUT, file, NULL, "read error");
-        return NULL;
-    }
-    buf[len] = 0;
     if (strlen(buf) != len) {
         free(buf);
         err_set(e, KT_EINPUT, file, NULL, "invalid JSON: contains a NUL byte");

@@ -1,6 +1,22 @@
 /* result: totals of an execution from its kernels. */
 #include "result.h"
 
+#include <string.h>
+
+const char *kt_exec_name(int x)
+{
+    static const char *const N[EX_COUNT] = {"bsp", "vf", "kitsune"};
+    return x >= 0 && x < EX_COUNT ? N[x] : NULL;
+}
+
+int kt_exec_parse(const char *s)
+{
+    for (int x = 0; x < EX_COUNT; x++)
+        if (!strcmp(s, kt_exec_name(x)))
+            return x;
+    return -1;
+}
+
 int result_class(const cost_result *c)
 {
     int sm_low = c->sm_util < UC_LOW_FRAC, dram_low = c->dram_util < UC_LOW_FRAC;

@@ -28,6 +28,14 @@ typedef struct kt_item {
     const void *reeval_arg;
 } kt_item;
 
+/** The execution models, in the order every report lists them. */
+typedef enum kt_exec { EX_BSP, EX_VF, EX_KITSUNE, EX_COUNT } kt_exec;
+
+/** "bsp", "vf", "kitsune" (NULL for anything else). */
+const char *kt_exec_name(int x);
+/** Parse an execution model name; -1 if unknown. */
+int kt_exec_parse(const char *s);
+
 /** Paper's four utilization classes (Kitsune Fig. 1): both SM and DRAM below 33% of peak,
  *  only SM low, only DRAM low, neither low. */
 enum { UC_BOTH_LOW, UC_SM_LOW, UC_DRAM_LOW, UC_NEITHER, UC_COUNT };
@@ -35,7 +43,8 @@ enum { UC_BOTH_LOW, UC_SM_LOW, UC_DRAM_LOW, UC_NEITHER, UC_COUNT };
 #define UC_LOW_FRAC 0.33
 
 typedef struct kt_result {
-    const char *exec;     /* "bsp", "vf", "kitsune" */
+    kt_exec exec_id;      /* which execution model produced it */
+    const char *exec;     /* its name (kt_exec_name) */
     double time_s;
     int64_t flops, dram_read_bytes, dram_write_bytes, l2_bytes;
     int kernels, ops_total, ops_covered;

@@ -21,22 +21,59 @@ void kt_opts_default(kt_opts *o)
     o->ilp_time_limit_s = k.ilp_time_limit_s;
 }
 
+int kt_graph(const wl_graph *fwd, int training, int optimizer, arena *a, const wl_graph **out,
+             kt_err *e)
+{
+    *out = fwd;
+    if (!training)
+        return 0;
+    if (fwd->inference_only)
+        return err_set(e, KT_EINPUT, fwd->file, "inference_only",
+                       "workload \"%s\" is inference-only (no training graph)", fwd->name);
+    wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
+    if (!tg)
+        return err_set(e, KT_EINTERNAL, fwd->file, NULL, "out of memory");
+    if (ad_training_graph(fwd, optimizer, a, tg, e))
+        return -1;
+    *out = tg;
+    return 0;
+}
+
+int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e)
+{
+    memset(s, 0, sizeof *s);
+    op_work *w = op_works(g, a, e);
+    if (!w)
+        return -1;
+    s->ops = g->nop;
+    for (int i = 0; i < g->nop; i++) {
+        if (w[i].kind != OPK_FREE)
+            s->kernels++;
+        s->flops_tensor += w[i].flops_tensor;
+        s->flops_simt += w[i].flops_simt;
+    }
+    for (int i = 0; i < g->ntensor; i++) {
+        const wl_tensor *t = &g->t[i];
+        int view = t->producer >= 0 && w[t->producer].kind == OPK_FREE;
+        if (t->kind == TK_WEIGHT)
+            s->weight_bytes += t->bytes;
+        if (t->kind == TK_INTER && !view)
+            s->act_bytes += t->bytes;
+        if (t->kind == TK_INPUT || t->kind == TK_WEIGHT || t->kind == TK_OUTPUT)
+            s->min_dram_bytes += t->bytes;
+        if (t->saved)
+            s->saved_bytes += t->bytes;
+    }
+    return 0;
+}
+
 int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
            kt_err *e)
 {
     memset(out, 0, sizeof *out);
-    const wl_graph *g = fwd;
-    if (o->training && fwd->inference_only)
-        return err_set(e, KT_EINPUT, fwd->file, "inference_only",
-                       "workload \"%s\" is inference-only (no training graph)", fwd->name);
-    if (o->training) {
-        wl_graph *tg = arena_calloc(a, 1, sizeof *tg);
-        if (!tg)
-            return err_set(e, KT_EINTERNAL, fwd->file, NULL, "out of memory");
-        if (ad_training_graph(fwd, o->optimizer, a, tg, e))
-            return -1;
-        g = tg;
-    }
+    const wl_graph *g;
+    if (kt_graph(fwd, o->training, o->optimizer, a, &g, e))
+        return -1;
     out->g = g;
     op_work *works = op_works(g, a, e);
     if (!works)
@@ -73,7 +110,9 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
             if (en_power_cap(hw, &out->res[i], cap, a, &out->capped[i]))
                 return err_set(e, KT_EINTERNAL, g->file, NULL, "power cap evaluation failed");
             out->capped[i].power_cap_W = o->power_cap_W;
+            out->capped_by[out->capped[i].exec_id] = &out->capped[i];
         }
+        out->by[out->res[i].exec_id] = &out->res[i];
     }
     return 0;
 }

@@ -10,7 +10,8 @@
 #include "result.h"
 #include "wl.h"
 
-enum { EXEC_BSP = 1, EXEC_VF = 2, EXEC_KITSUNE = 4, EXEC_ALL = 7 };
+/** Bit masks of the execution models to run (kt_opts.exec_mask). */
+enum { EXEC_BSP = 1 << EX_BSP, EXEC_VF = 1 << EX_VF, EXEC_KITSUNE = 1 << EX_KITSUNE, EXEC_ALL = 7 };
 enum { SELECT_SEARCH = KS_SELECT_SEARCH, SELECT_PATTERNS = KS_SELECT_PATTERNS };
 
 typedef struct kt_opts {
@@ -34,7 +35,26 @@ typedef struct kt_run_result {
     int nres;
     kt_result res[3];      /* in order bsp, vf, kitsune, those requested */
     kt_result capped[3];   /* the same under power_cap_W (when > 0) */
+    const kt_result *by[EX_COUNT];        /* res by execution model, NULL when not run */
+    const kt_result *capped_by[EX_COUNT]; /* capped by execution model, NULL when not run */
 } kt_run_result;
+
+/** The graph a run in this mode executes: fwd itself for inference, or the training graph
+ *  derived from it (autodiff.c; allocated in a). -1 with e set when fwd is inference-only. */
+int kt_graph(const wl_graph *fwd, int training, int optimizer, arena *a, const wl_graph **out,
+             kt_err *e);
+
+/** What a graph holds, for reports (info). */
+typedef struct kt_summary {
+    int ops, kernels;      /* graph nodes; nodes that launch a kernel (views are free) */
+    int64_t flops_tensor, flops_simt;
+    int64_t weight_bytes;  /* weights */
+    int64_t act_bytes;     /* intermediates that own storage (not views) */
+    int64_t min_dram_bytes;/* inputs and weights read once, outputs written once */
+    int64_t saved_bytes;   /* forward activations the backward reads */
+} kt_summary;
+/** Summarize a checked graph. 0, or -1 with e set (overflow, out of memory). */
+int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e);
 
 /** Run. fwd: the loaded forward graph. All memory from a. */
 int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,

@@ -15,7 +15,8 @@ int bsp_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, co
                    const unsigned char *exclude, arena *a, kt_result *r, int64_t ***miss, kt_err *e)
 {
     memset(r, 0, sizeof *r);
-    r->exec = "bsp";
+    r->exec_id = EX_BSP;
+    r->exec = kt_exec_name(EX_BSP);
     r->clock_MHz = c->clock_MHz;
     r->items = arena_calloc(a, (size_t)g->nop + 1, sizeof *r->items);
     int *idx = arena_calloc(a, (size_t)g->nop + 1, sizeof(int));

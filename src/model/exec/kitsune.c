@@ -209,7 +209,8 @@ static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result
     if ((x->o->rest_bsp || fb) && bsp_run_masked(hw, g, x->env.w, &x->env.c, ex, a, &rest, NULL, e))
         return -1;
     memset(r, 0, sizeof *r);
-    r->exec = "kitsune";
+    r->exec_id = EX_KITSUNE;
+    r->exec = kt_exec_name(EX_KITSUNE);
     r->clock_MHz = x->env.c.clock_MHz;
     r->items = arena_calloc(a, (size_t)(rest.nitems + nseg + 1), sizeof *r->items);
     int *key = arena_calloc(a, (size_t)(rest.nitems + nseg + 1), sizeof *key);

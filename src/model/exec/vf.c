@@ -662,7 +662,8 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
                   kt_err *e)
 {
     memset(r, 0, sizeof *r);
-    r->exec = "vf";
+    r->exec_id = EX_VF;
+    r->exec = kt_exec_name(EX_VF);
     r->clock_MHz = c->clock_MHz;
     vf_plan p;
     memset(&p, 0, sizeof p);
