@@ -113,6 +113,9 @@ int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
 /** Load the workload named `name` for one mode with the command's --set overrides into an
  *  arena-allocated graph. NULL with x->e set on failure. */
 wl_graph *cli_workload(cli_ctx *x, const char *name, int training);
+/** Load the single --workload and run the model on --hw with the command's options (predict,
+ *  map). 0, or -1 with x->e set. */
+int cli_run_workload(cli_ctx *x, kt_run_result *rr);
 /** The workload names a command was given: every shipped one for "all", else the --workload
  *  values in order, into names (each up to 64 chars). Returns the count (0: none given). */
 int cli_workload_names(const cli_common *c, char names[][64], int max);

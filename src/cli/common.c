@@ -345,6 +345,15 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training)
     return cli_load_wl(&x->c, name, training, &x->a, g, &x->e) ? NULL : g;
 }
 
+int cli_run_workload(cli_ctx *x, kt_run_result *rr)
+{
+    const cli_common *c = &x->c;
+    if (!c->nworkload)
+        return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
+    wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
+    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ? -1 : 0;
+}
+
 int cli_workload_names(const cli_common *c, char names[][64], int max)
 {
     int n = 0;

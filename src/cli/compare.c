@@ -135,30 +135,20 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
 {
     fputs("{\"exec\": ", f);
     out_json_str(f, r->exec);
-    fputs(", \"time_s\": ", f);
-    out_json_num(f, r->time_s);
-    fputs(", \"speedup_vs_bsp\": ", f);
-    out_json_num(f, mx_speedup(bsp, r));
-    fputs(", \"speedup_vs_vf\": ", f);
-    out_json_num(f, mx_speedup(vf, r));
+    out_json_knum(f, "time_s", r->time_s);
+    out_json_knum(f, "speedup_vs_bsp", mx_speedup(bsp, r));
+    out_json_knum(f, "speedup_vs_vf", mx_speedup(vf, r));
     fprintf(f, ", \"flops\": %lld, \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld",
             (long long)r->flops, (long long)r->dram_read_bytes, (long long)r->dram_write_bytes);
-    fputs(", \"traffic_reduction_frac\": ", f);
-    out_json_num(f, mx_reduction(bsp, r));
+    out_json_knum(f, "traffic_reduction_frac", mx_reduction(bsp, r));
     fprintf(f, ", \"kernels\": %d, \"ops_total\": %d, \"ops_covered\": %d", r->kernels,
             r->ops_total, r->ops_covered);
-    fputs(", \"coverage_frac\": ", f);
-    out_json_num(f, mx_coverage(r));
-    fputs(", \"clock_MHz\": ", f);
-    out_json_num(f, r->clock_MHz);
-    fputs(", \"energy_J\": ", f);
-    out_json_num(f, r->energy_J);
-    fputs(", \"avg_power_W\": ", f);
-    out_json_num(f, r->avg_power_W);
-    fputs(", \"edp_J_s\": ", f);
-    out_json_num(f, mx_edp_J_s(r));
-    fputs(", \"perf_per_W_runs_per_J\": ", f);
-    out_json_num(f, mx_runs_per_J(r));
+    out_json_knum(f, "coverage_frac", mx_coverage(r));
+    out_json_knum(f, "clock_MHz", r->clock_MHz);
+    out_json_knum(f, "energy_J", r->energy_J);
+    out_json_knum(f, "avg_power_W", r->avg_power_W);
+    out_json_knum(f, "edp_J_s", mx_edp_J_s(r));
+    out_json_knum(f, "perf_per_W_runs_per_J", mx_runs_per_J(r));
     fputs(", \"class_time_s\": {", f);
     for (int i = 0; i < UC_COUNT; i++) {
         fprintf(f, "%s\"%s\": ", i ? ", " : "", out_class_name(i));
@@ -177,8 +167,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
     fputs(", \"command\": \"compare\", \"hw\": ", f);
     out_json_str(f, hw);
     if (cap_W > 0) {
-        fputs(", \"power_cap_W\": ", f);
-        out_json_num(f, cap_W);
+        out_json_knum(f, "power_cap_W", cap_W);
     }
     fputs(",\n \"runs\": [", f);
     for (int i = 0; i < n; i++) {
@@ -219,10 +208,8 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
             fprintf(f, "%s\"%s%s\": {\"vf_speedup_vs_bsp\": ", first ? "" : ", ",
                     cli_mode_name(m == 2), capped ? "_capped" : "");
             out_json_num(f, a);
-            fputs(", \"kitsune_speedup_vs_bsp\": ", f);
-            out_json_num(f, b);
-            fputs(", \"kitsune_speedup_vs_vf\": ", f);
-            out_json_num(f, c);
+            out_json_knum(f, "kitsune_speedup_vs_bsp", b);
+            out_json_knum(f, "kitsune_speedup_vs_vf", c);
             fputs("}", f);
             first = 0;
         }

@@ -96,31 +96,23 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             r->ops_covered, pl->select, pl->chosen, pl->rest, pl->rest_fallback ? "true" : "false",
             pl->scheduler_shared ? "shared" : "hetero");
     out_json_num(f, pl->search_time_s);
-    fputs(", \"patterns_time_s\": ", f);
-    out_json_num(f, pl->patterns_time_s);
-    fputs(", \"no_pipelines_time_s\": ", f);
-    out_json_num(f, pl->none_time_s);
+    out_json_knum(f, "patterns_time_s", pl->patterns_time_s);
+    out_json_knum(f, "no_pipelines_time_s", pl->none_time_s);
     fputs("},\n \"pipelines\": [", f);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
         fputs(i ? ",\n  " : "\n  ", f);
         fputs("{\"first_op\": ", f);
         out_json_str(f, g->op[p->first_op].name);
-        fputs(", \"last_op\": ", f);
-        out_json_str(f, g->op[p->last_op].name);
+        out_json_kstr(f, "last_op", g->op[p->last_op].name);
         fprintf(f, ", \"ops\": %d, \"stream_rows\": %lld, \"tiles\": %lld, \"time_s\": ",
                 p->last_op - p->first_op + 1, (long long)p->stream_rows, (long long)p->tiles);
         out_json_num(f, p->time_s);
-        fputs(", \"fill_s\": ", f);
-        out_json_num(f, p->fill_s);
-        fputs(", \"throughput_tiles_per_s\": ", f);
-        out_json_num(f, p->throughput_tiles_per_s);
-        fputs(", \"dram_bound_tiles_per_s\": ", f);
-        out_json_num(f, p->dram_bound_tiles_per_s);
-        fputs(", \"l2_bound_tiles_per_s\": ", f);
-        out_json_num(f, p->l2_bound_tiles_per_s);
-        fputs(", \"bottleneck\": ", f);
-        out_json_str(f, p->bottleneck);
+        out_json_knum(f, "fill_s", p->fill_s);
+        out_json_knum(f, "throughput_tiles_per_s", p->throughput_tiles_per_s);
+        out_json_knum(f, "dram_bound_tiles_per_s", p->dram_bound_tiles_per_s);
+        out_json_knum(f, "l2_bound_tiles_per_s", p->l2_bound_tiles_per_s);
+        out_json_kstr(f, "bottleneck", p->bottleneck);
         fprintf(f, ", \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, \"l2_bytes\": %lld, "
                    "\"queue_storage_bytes\": %lld, \"spilled_bytes\": %lld, \"weight_bytes\": %lld, "
                    "\"weight_reread_bytes\": %lld",
@@ -132,10 +124,8 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
         out_json_str(f, p->ilp_status_name);
         fprintf(f, ", \"fallback\": %s, \"objective_tiles_per_s\": ", p->ilp_fallback ? "true" : "false");
         out_json_num(f, p->ilp_objective_tiles_per_s);
-        fputs(", \"bound_tiles_per_s\": ", f);
-        out_json_num(f, p->ilp_bound_tiles_per_s);
-        fputs(", \"gap_frac\": ", f);
-        out_json_num(f, p->ilp_gap);
+        out_json_knum(f, "bound_tiles_per_s", p->ilp_bound_tiles_per_s);
+        out_json_knum(f, "gap_frac", p->ilp_gap);
         fputs("},\n   \"stages\": [", f);
         for (int s = 0; s < p->nstages; s++) {
             const ks_stage *st = &p->stages[s];
@@ -145,12 +135,9 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             fprintf(f, ", \"unit\": \"%s\", \"ctas\": %d, \"rate_tiles_per_s\": ",
                     unit_name(st->tensor), st->ctas);
             out_json_num(f, st->rate_tiles_per_s);
-            fputs(", \"body_s\": ", f);
-            out_json_num(f, st->body_s);
-            fputs(", \"queue_s_per_tile\": ", f);
-            out_json_num(f, st->queue_s_per_tile);
-            fputs(", \"latency_s\": ", f);
-            out_json_num(f, st->latency_s);
+            out_json_knum(f, "body_s", st->body_s);
+            out_json_knum(f, "queue_s_per_tile", st->queue_s_per_tile);
+            out_json_knum(f, "latency_s", st->latency_s);
             fprintf(f, ", \"bound\": \"%s\", \"limit\": \"%s\", \"reduction_tree\": %s, \"members\": [",
                     roof_bound_name(st->bound), st->limit, st->reduction_tree ? "true" : "false");
             for (int m = 0; m < st->nmembers; m++) {
@@ -171,8 +158,7 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
                     u->producer_stage, u->nconsumers, (long long)u->payload_bytes, u->depth,
                     u->transfers_per_tile, (long long)u->storage_bytes, u->spilled ? "spilled" : "l2");
             out_json_num(f, u->spill_frac);
-            fputs(", \"eff_bandwidth_GBps\": ", f);
-            out_json_num(f, u->eff_bandwidth_GBps);
+            out_json_knum(f, "eff_bandwidth_GBps", u->eff_bandwidth_GBps);
             fputs("}", f);
         }
         fputs("]}", f);
@@ -203,11 +189,8 @@ static int run(cli_ctx *x)
 {
     cli_common *c = &x->c;
     c->opts.exec_mask = EXEC_KITSUNE;
-    if (!c->nworkload)
-        return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
-    wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
     kt_run_result rr;
-    if (!g || kt_run(&x->hw, g, &c->opts, &x->a, &rr, &x->e))
+    if (cli_run_workload(x, &rr))
         return -1;
     const kt_result *r = rr.by[EX_KITSUNE];
     if (!r || !r->extra)

@@ -38,11 +38,8 @@ static int run(cli_ctx *x)
         return cli_error(x, 0, "--workload", "predict takes one workload");
     if (!c->exec_given) /* predict's default is bsp alone */
         c->opts.exec_mask = EXEC_BSP;
-    if (!c->nworkload)
-        return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
-    wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
     kt_run_result rr;
-    if (!g || kt_run(&x->hw, g, &c->opts, &x->a, &rr, &x->e))
+    if (cli_run_workload(x, &rr))
         return -1;
     FILE *f = cli_output(x);
     if (!f)

@@ -385,8 +385,7 @@ static void json_summary(FILE *f, const v_row *r, int n, int metric)
     fprintf(f, "{\"rows\": %d, \"rows_with_model\": %d, \"rows_in_mape\": %d, \"mape_frac\": ",
             s.rows, s.with_model, s.in_mape);
     out_json_num(f, s.mape);
-    fputs(", \"spearman\": ", f);
-    out_json_num(f, s.spearman);
+    out_json_knum(f, "spearman", s.spearman);
     if (s.worst >= 0) {
         fprintf(f, ", \"worst\": {\"line\": %d, \"rel_error_frac\": ", r[s.worst].line);
         out_json_num(f, r[s.worst].rel_err);
@@ -408,18 +407,12 @@ static void write_json(FILE *f, const v_row *r, int n, const char *file)
         fprintf(f, ", \"mode\": \"%s\", \"exec\": \"%s\", \"metric\": \"%s\", \"hw\": ",
                 cli_mode_name(r[i].training), kt_exec_name(r[i].exec), mx_name(r[i].metric));
         out_json_str(f, r[i].hw);
-        fputs(", \"params\": ", f);
-        out_json_str(f, r[i].params);
-        fputs(", \"ref_value\": ", f);
-        out_json_num(f, r[i].ref);
-        fputs(", \"model_value\": ", f);
-        out_json_num(f, r[i].ok ? r[i].model : NAN);
-        fputs(", \"abs_error\": ", f);
-        out_json_num(f, r[i].ok ? r[i].abs_err : NAN);
-        fputs(", \"rel_error_frac\": ", f);
-        out_json_num(f, r[i].ok ? r[i].rel_err : NAN);
-        fputs(", \"source\": ", f);
-        out_json_str(f, r[i].source);
+        out_json_kstr(f, "params", r[i].params);
+        out_json_knum(f, "ref_value", r[i].ref);
+        out_json_knum(f, "model_value", r[i].ok ? r[i].model : NAN);
+        out_json_knum(f, "abs_error", r[i].ok ? r[i].abs_err : NAN);
+        out_json_knum(f, "rel_error_frac", r[i].ok ? r[i].rel_err : NAN);
+        out_json_kstr(f, "source", r[i].source);
         fputs("}", f);
     }
     fputs("],\n \"summary\": ", f);

@@ -50,30 +50,6 @@ cJSON *jsonx_load(const char *file, kt_err *e)
     return root;
 }
 
-int jsonx_num(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
-              double def, double lo, double *out, kt_err *e)
-{
-    char p[192];
-    err_path(p, sizeof p, path, key, 0);
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it) {
-        if (has_def) {
-            *out = def;
-            return 0;
-        }
-        return err_set(e, KT_EINPUT, file, p, "missing field");
-    }
-    if (!cJSON_IsNumber(it))
-        return err_set(e, KT_EINPUT, file, p, "must be a number");
-    double v = it->valuedouble;
-    if (!isfinite(v))
-        return err_set(e, KT_EINPUT, file, p, "must be finite");
-    if (v < lo)
-        return err_set(e, KT_EINPUT, file, p, "must be >= %g", lo);
-    *out = v;
-    return 0;
-}
-
 int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
               int64_t def, int64_t lo, int64_t *out, kt_err *e)
 {
@@ -98,21 +74,21 @@ int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *p
     return 0;
 }
 
-const cJSON *jsonx_obj(const cJSON *obj, const char *key, const char *file, const char *path,
-                       kt_err *e)
+const cJSON *jsonx_member(const cJSON *obj, const char *key, int type, const char *what,
+                          const char *file, const char *base, char *path, unsigned long n,
+                          kt_err *e)
 {
-    char p[192];
-    err_path(p, sizeof p, path, key, 0);
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!it) {
-        err_set(e, KT_EINPUT, file, p, "missing field");
+    err_path(path, n, base, key, 0);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!m) {
+        err_set(e, KT_EINPUT, file, path, "missing field");
         return NULL;
     }
-    if (!cJSON_IsObject(it)) {
-        err_set(e, KT_EINPUT, file, p, "must be an object");
+    if ((m->type & 0xFF) != type) {
+        err_set(e, KT_EINPUT, file, path, "must be %s", what);
         return NULL;
     }
-    return it;
+    return m;
 }
 
 int jsonx_set_number(cJSON *root, const char *dotted, double value, int mult, const char *file,

@@ -10,16 +10,16 @@
 cJSON *jsonx_load(const char *file, kt_err *e);
 /** Parse JSON text held in memory; `file` names it in errors. */
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e);
-/** Number field `key` of obj (path names obj): required unless `def` is given (has_def=1).
- *  Must be finite and >= lo; 0 or -1 with e set. */
-int jsonx_num(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
-              double def, double lo, double *out, kt_err *e);
-/** Integer field (no fraction), >= lo. */
+/** Integer field `key` of obj (path names obj; no fraction, >= lo): required unless has_def,
+ *  else def when absent. 0 or -1 with e set. */
 int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
               int64_t def, int64_t lo, int64_t *out, kt_err *e);
-/** Object member that must be an object (required). */
-const cJSON *jsonx_obj(const cJSON *obj, const char *key, const char *file, const char *path,
-                       kt_err *e);
+/** Member `key` of obj (whose JSON path is base, "" for the root) that must exist and be of
+ *  `type` (cJSON_Object, cJSON_Array, cJSON_String, ...); its path goes into path (size n).
+ *  `what` says what it must be in the error. NULL with e set ("missing field", "must be ..."). */
+const cJSON *jsonx_member(const cJSON *obj, const char *key, int type, const char *what,
+                          const char *file, const char *base, char *path, unsigned long n,
+                          kt_err *e);
 /** Set the number at a dotted path (e.g. "l2.bandwidth_GBps") in a tree: existing numeric leaf
  *  only. `mult` != 0 multiplies the existing value instead. 0 or -1 with e set. */
 int jsonx_set_number(cJSON *root, const char *dotted, double value, int mult, const char *file,

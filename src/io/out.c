@@ -32,6 +32,18 @@ void out_json_num(FILE *f, double v)
         fprintf(f, "%.9g", v);
 }
 
+void out_json_knum(FILE *f, const char *key, double v)
+{
+    fprintf(f, ", \"%s\": ", key);
+    out_json_num(f, v);
+}
+
+void out_json_kstr(FILE *f, const char *key, const char *s)
+{
+    fprintf(f, ", \"%s\": ", key);
+    out_json_str(f, s);
+}
+
 const char *out_class_name(int c)
 {
     static const char *const N[] = {"both_low", "sm_low", "dram_low", "neither_low"};
@@ -42,10 +54,8 @@ void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_grap
 {
     fputs("{\"tool\": \"kitsune\", \"version\": ", f);
     out_json_str(f, version);
-    fputs(", \"workload\": ", f);
-    out_json_str(f, g->name);
-    fputs(", \"hw\": ", f);
-    out_json_str(f, hw->name);
+    out_json_kstr(f, "workload", g->name);
+    out_json_kstr(f, "hw", hw->name);
     fprintf(f, ", \"mode\": \"%s\", \"params\": {", training ? "training" : "inference");
     for (int i = 0; i < g->nparam; i++) {
         fprintf(f, "%s", i ? ", " : "");
@@ -58,24 +68,16 @@ void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_grap
 static void json_energy(FILE *f, double total, double avg, double t, double s, double d, double l2,
                         double sm, double rf, double st)
 {
-    fputs(", \"energy_J\": ", f);
-    out_json_num(f, total);
-    fputs(", \"avg_power_W\": ", f);
-    out_json_num(f, avg);
+    out_json_knum(f, "energy_J", total);
+    out_json_knum(f, "avg_power_W", avg);
     fputs(", \"energy_breakdown_J\": {\"tensor\": ", f);
     out_json_num(f, t);
-    fputs(", \"simt\": ", f);
-    out_json_num(f, s);
-    fputs(", \"dram\": ", f);
-    out_json_num(f, d);
-    fputs(", \"l2\": ", f);
-    out_json_num(f, l2);
-    fputs(", \"smem\": ", f);
-    out_json_num(f, sm);
-    fputs(", \"rf\": ", f);
-    out_json_num(f, rf);
-    fputs(", \"static\": ", f);
-    out_json_num(f, st);
+    out_json_knum(f, "simt", s);
+    out_json_knum(f, "dram", d);
+    out_json_knum(f, "l2", l2);
+    out_json_knum(f, "smem", sm);
+    out_json_knum(f, "rf", rf);
+    out_json_knum(f, "static", st);
     fputs("}", f);
 }
 
@@ -85,27 +87,21 @@ void out_json_pipelines(FILE *f, const void *plan, const wl_graph *g)
     fprintf(f, ", \"select\": \"%s\", \"select_used\": \"%s\", \"search_time_s\": ", pl->select,
             pl->chosen);
     out_json_num(f, pl->search_time_s);
-    fputs(", \"patterns_time_s\": ", f);
-    out_json_num(f, pl->patterns_time_s);
+    out_json_knum(f, "patterns_time_s", pl->patterns_time_s);
     fputs(", \"pipelines\": [", f);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
         fputs(i ? ", " : "", f);
         fputs("{\"first_op\": ", f);
         out_json_str(f, g->op[p->first_op].name);
-        fputs(", \"last_op\": ", f);
-        out_json_str(f, g->op[p->last_op].name);
+        out_json_kstr(f, "last_op", g->op[p->last_op].name);
         fprintf(f, ", \"stages\": %d, \"queues\": %d, \"tiles\": %lld, \"time_s\": ", p->nstages,
                 p->nqueues, (long long)p->tiles);
         out_json_num(f, p->time_s);
-        fputs(", \"throughput_tiles_per_s\": ", f);
-        out_json_num(f, p->throughput_tiles_per_s);
-        fputs(", \"bottleneck\": ", f);
-        out_json_str(f, p->bottleneck);
-        fputs(", \"ilp_status\": ", f);
-        out_json_str(f, p->ilp_status_name);
-        fputs(", \"ilp_gap_frac\": ", f);
-        out_json_num(f, p->ilp_gap);
+        out_json_knum(f, "throughput_tiles_per_s", p->throughput_tiles_per_s);
+        out_json_kstr(f, "bottleneck", p->bottleneck);
+        out_json_kstr(f, "ilp_status", p->ilp_status_name);
+        out_json_knum(f, "ilp_gap_frac", p->ilp_gap);
         fputs("}", f);
     }
     fputs("]", f);
@@ -115,14 +111,12 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
 {
     fputs("{\"exec\": ", f);
     out_json_str(f, r->exec);
-    fputs(", \"time_s\": ", f);
-    out_json_num(f, r->time_s);
+    out_json_knum(f, "time_s", r->time_s);
     fprintf(f, ", \"flops\": %lld, \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, "
                "\"l2_bytes\": %lld, \"kernels\": %d, \"ops_total\": %d, \"ops_covered\": %d",
             (long long)r->flops, (long long)r->dram_read_bytes, (long long)r->dram_write_bytes,
             (long long)r->l2_bytes, r->kernels, r->ops_total, r->ops_covered);
-    fputs(", \"clock_MHz\": ", f);
-    out_json_num(f, r->clock_MHz);
+    out_json_knum(f, "clock_MHz", r->clock_MHz);
     fprintf(f, ", \"over_cap_items\": %d", r->over_cap_items);
     json_energy(f, r->energy_J, r->avg_power_W, r->e_tensor_J, r->e_simt_J, r->e_dram_J, r->e_l2_J,
                 r->e_smem_J, r->e_rf_J, r->e_static_J);
@@ -132,11 +126,12 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
         out_json_num(f, r->class_time_s[i]);
     }
     fputs("}", f);
-    if (r->extra && r->exec && !strcmp(r->exec, "kitsune"))
+    if (r->extra && r->exec_id == EX_KITSUNE)
         out_json_pipelines(f, r->extra, g);
     if (with_items) {
         /* bsp lists ops, vf its fusion groups, kitsune its kernels (pipelines and groups) */
-        const char *key = !strcmp(r->exec, "vf") ? "groups" : !strcmp(r->exec, "kitsune") ? "kernels" : "ops";
+        static const char *const KEY[EX_COUNT] = {"ops", "groups", "kernels"};
+        const char *key = KEY[r->exec_id];
         fprintf(f, ",\n  \"%s\": [", key);
         for (int i = 0; i < r->nitems; i++) {
             const kt_item *it = &r->items[i];
@@ -144,42 +139,28 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             fputs(i ? ",\n    " : "\n    ", f);
             fputs("{\"name\": ", f);
             out_json_str(f, it->name);
-            fputs(", \"type\": ", f);
-            out_json_str(f, it->type);
-            fputs(", \"time_s\": ", f);
-            out_json_num(f, c->time_s);
+            out_json_kstr(f, "type", it->type);
+            out_json_knum(f, "time_s", c->time_s);
             fprintf(f, ", \"bound\": \"%s\", \"flops\": %lld, \"dram_read_bytes\": %lld, "
                        "\"dram_write_bytes\": %lld, \"l2_bytes\": %lld",
                     roof_bound_name(c->bound), (long long)c->flops, (long long)c->dram_read_bytes,
                     (long long)c->dram_write_bytes, (long long)c->l2_bytes);
             fputs(", \"terms_s\": {\"compute\": ", f);
             out_json_num(f, c->compute_s);
-            fputs(", \"tensor\": ", f);
-            out_json_num(f, c->tensor_s);
-            fputs(", \"simt\": ", f);
-            out_json_num(f, c->simt_s);
-            fputs(", \"l2\": ", f);
-            out_json_num(f, c->l2_s);
-            fputs(", \"dram\": ", f);
-            out_json_num(f, c->dram_s);
-            fputs(", \"latency\": ", f);
-            out_json_num(f, c->latency_s);
-            fputs(", \"launch\": ", f);
-            out_json_num(f, c->launch_s);
-            fputs(", \"cta_dispatch\": ", f);
-            out_json_num(f, c->dispatch_s);
+            out_json_knum(f, "tensor", c->tensor_s);
+            out_json_knum(f, "simt", c->simt_s);
+            out_json_knum(f, "l2", c->l2_s);
+            out_json_knum(f, "dram", c->dram_s);
+            out_json_knum(f, "latency", c->latency_s);
+            out_json_knum(f, "launch", c->launch_s);
+            out_json_knum(f, "cta_dispatch", c->dispatch_s);
             fprintf(f, "}, \"tiles\": %lld, \"waves\": %lld, \"sms\": %d", (long long)c->tiles,
                     (long long)c->waves, c->sms);
-            fputs(", \"sm_util\": ", f);
-            out_json_num(f, c->sm_util);
-            fputs(", \"dram_util\": ", f);
-            out_json_num(f, c->dram_util);
-            fputs(", \"energy_J\": ", f);
-            out_json_num(f, it->energy_J);
-            fputs(", \"avg_power_W\": ", f);
-            out_json_num(f, it->avg_power_W);
-            fputs(", \"clock_MHz\": ", f);
-            out_json_num(f, it->clock_MHz > 0 ? it->clock_MHz : r->clock_MHz);
+            out_json_knum(f, "sm_util", c->sm_util);
+            out_json_knum(f, "dram_util", c->dram_util);
+            out_json_knum(f, "energy_J", it->energy_J);
+            out_json_knum(f, "avg_power_W", it->avg_power_W);
+            out_json_knum(f, "clock_MHz", it->clock_MHz > 0 ? it->clock_MHz : r->clock_MHz);
             if (it->over_cap)
                 fputs(", \"over_cap\": true", f);
             if (it->nops > 1 || it->note) {
@@ -191,8 +172,7 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
                 fputs("]", f);
             }
             if (it->note) {
-                fputs(", \"note\": ", f);
-                out_json_str(f, it->note);
+                out_json_kstr(f, "note", it->note);
             }
             fputs("}", f);
         }

@@ -11,6 +11,10 @@
 void out_json_str(FILE *f, const char *s);
 /** Write a double deterministically (%.9g; non-finite as null). */
 void out_json_num(FILE *f, double v);
+/** Write `, "key": ` and the number (out_json_num): one member of an open object. */
+void out_json_knum(FILE *f, const char *key, double v);
+/** Write `, "key": ` and the string (out_json_str). */
+void out_json_kstr(FILE *f, const char *key, const char *s);
 /** {"tool":..., "version":..., "workload":..., "hw":..., "mode":..., "params":{...}, — leaves the
  *  object open for "results". */
 void out_json_head(FILE *f, const char *version, const hw_gpu *hw, const wl_graph *g, int training);

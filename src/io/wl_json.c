@@ -88,11 +88,11 @@ static int load_params(const cJSON *root, const char *key, const char *file, wl_
 
 static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_names *tm, kt_err *e)
 {
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    char tp[16];
+    const cJSON *ts = jsonx_member(root, "tensors", cJSON_Object, "an object of name -> tensor",
+                                   file, "", tp, sizeof tp, e);
     if (!ts)
-        return err_set(e, KT_EINPUT, file, "tensors", "missing field");
-    if (!cJSON_IsObject(ts))
-        return err_set(e, KT_EINPUT, file, "tensors", "must be an object of name -> tensor");
+        return -1;
     if (wl_names_init(tm, cJSON_GetArraySize(ts), g->a))
         return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
     const cJSON *it;
@@ -104,12 +104,9 @@ static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_nam
             return err_set(e, KT_EINPUT, file, p, "empty tensor name");
         if (!cJSON_IsObject(it))
             return err_set(e, KT_EINPUT, file, p, "must be an object");
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
-        err_path(q, sizeof q, p, "shape", 0);
+        const cJSON *sh = jsonx_member(it, "shape", cJSON_Array, "an array", file, p, q, sizeof q, e);
         if (!sh)
-            return err_set(e, KT_EINPUT, file, q, "missing field");
-        if (!cJSON_IsArray(sh))
-            return err_set(e, KT_EINPUT, file, q, "must be an array");
+            return -1;
         int nd = cJSON_GetArraySize(sh);
         if (nd > WL_MAXDIM)
             return err_set(e, KT_EINPUT, file, q, "at most %d dimensions", WL_MAXDIM);
@@ -123,13 +120,10 @@ static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_nam
                 return err_set(e, KT_EINPUT, file, r, "dimension must be > 0 (got %lld)",
                                (long long)dim[i]);
         }
-        const cJSON *dtj = cJSON_GetObjectItemCaseSensitive(it, "dtype");
-        err_path(q, sizeof q, p, "dtype", 0);
+        const cJSON *dtj = jsonx_member(it, "dtype", cJSON_String, "a string", file, p, q, sizeof q, e);
         dtype dt = DT_BF16;
         if (!dtj)
-            return err_set(e, KT_EINPUT, file, q, "missing field");
-        if (!cJSON_IsString(dtj))
-            return err_set(e, KT_EINPUT, file, q, "must be a string");
+            return -1;
         if (dt_parse(dtj->valuestring, &dt))
             return err_set(e, KT_EINPUT, file, q, "unknown dtype \"%s\"", dtj->valuestring);
         wl_kind kind = TK_INTER;
@@ -250,11 +244,11 @@ static int load_names(const cJSON *op, const char *key, const char *file, const 
 
 static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *tm, kt_err *e)
 {
-    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    char op_path[8];
+    const cJSON *ops = jsonx_member(root, "ops", cJSON_Array, "an array", file, "", op_path,
+                                    sizeof op_path, e);
     if (!ops)
-        return err_set(e, KT_EINPUT, file, "ops", "missing field");
-    if (!cJSON_IsArray(ops))
-        return err_set(e, KT_EINPUT, file, "ops", "must be an array");
+        return -1;
     int i = 0;
     const cJSON *oj;
     cJSON_ArrayForEach(oj, ops)
@@ -263,18 +257,15 @@ static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *
         err_path(p, sizeof p, "ops", NULL, i);
         if (!cJSON_IsObject(oj))
             return err_set(e, KT_EINPUT, file, p, "must be an object");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(oj, "name");
-        err_path(q, sizeof q, p, "name", 0);
+        const cJSON *nm = jsonx_member(oj, "name", cJSON_String, "a non-empty string", file, p, q,
+                                       sizeof q, e);
         if (!nm)
-            return err_set(e, KT_EINPUT, file, q, "missing field");
-        if (!cJSON_IsString(nm) || !nm->valuestring[0])
+            return -1;
+        if (!nm->valuestring[0])
             return err_set(e, KT_EINPUT, file, q, "must be a non-empty string");
-        const cJSON *ty = cJSON_GetObjectItemCaseSensitive(oj, "type");
-        err_path(q, sizeof q, p, "type", 0);
+        const cJSON *ty = jsonx_member(oj, "type", cJSON_String, "a string", file, p, q, sizeof q, e);
         if (!ty)
-            return err_set(e, KT_EINPUT, file, q, "missing field");
-        if (!cJSON_IsString(ty))
-            return err_set(e, KT_EINPUT, file, q, "must be a string");
+            return -1;
         int type = op_parse(ty->valuestring);
         if (type < 0)
             return err_set(e, KT_EINPUT, file, q, "unknown op type \"%s\"", ty->valuestring);

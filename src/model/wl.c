@@ -24,19 +24,23 @@ void wl_init(wl_graph *g, const char *name, arena *a)
     g->file = "";
 }
 
-static int grow(arena *a, void **arr, int *cap, int n, size_t elem)
+/* A zeroed slot at the end of an arena array of n elements (capacity doubled when full); NULL
+ * when memory runs out. */
+static void *push(arena *a, void **arr, int *cap, int n, size_t elem)
 {
-    if (n < *cap)
-        return 0;
-    int nc = *cap ? *cap * 2 : 64;
-    void *p = arena_calloc(a, (size_t)nc, elem);
-    if (!p)
-        return -1;
-    if (*arr)
-        memcpy(p, *arr, (size_t)n * elem);
-    *arr = p;
-    *cap = nc;
-    return 0;
+    if (n >= *cap) {
+        int nc = *cap ? *cap * 2 : 64;
+        void *p = arena_calloc(a, (size_t)nc, elem);
+        if (!p)
+            return NULL;
+        if (*arr)
+            memcpy(p, *arr, (size_t)n * elem);
+        *arr = p;
+        *cap = nc;
+    }
+    void *slot = (char *)*arr + (size_t)n * elem;
+    memset(slot, 0, elem);
+    return slot;
 }
 
 int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, dtype dt,
@@ -44,10 +48,9 @@ int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, d
 {
     if (ndim < 0 || ndim > WL_MAXDIM)
         return err_set(e, KT_EINPUT, g->file, name, "at most %d dimensions", WL_MAXDIM);
-    if (grow(g->a, (void **)&g->t, &g->cap_tensor, g->ntensor, sizeof *g->t))
+    wl_tensor *t = push(g->a, (void **)&g->t, &g->cap_tensor, g->ntensor, sizeof *g->t);
+    if (!t)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    wl_tensor *t = &g->t[g->ntensor];
-    memset(t, 0, sizeof *t);
     t->name = arena_strdup(g->a, name);
     t->ndim = ndim;
     t->dt = dt;
@@ -69,10 +72,9 @@ int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, d
 int wl_add_op(wl_graph *g, const char *name, int type, const int *in, int nin, const int *out,
               int nout, const wl_attr *attr, int nattr, kt_err *e)
 {
-    if (grow(g->a, (void **)&g->op, &g->cap_op, g->nop, sizeof *g->op))
+    wl_op *o = push(g->a, (void **)&g->op, &g->cap_op, g->nop, sizeof *g->op);
+    if (!o)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    wl_op *o = &g->op[g->nop];
-    memset(o, 0, sizeof *o);
     o->name = arena_strdup(g->a, name);
     o->type = type;
     o->nin = nin;

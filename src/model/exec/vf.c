@@ -184,6 +184,27 @@ static int is_pointwise(const vf_plan *p, int i)
     return p->w[i].kind == OPK_STREAM && (fc == FUSE_POINTWISE || fc == FUSE_INPLACE);
 }
 
+/* The fusion rules' one capacity test: a tile of rows x cols elements of dtype dt (one row of
+ * cols when rows is 0) must fit one SM's shared memory. The test and its threshold go into rule
+ * ("<label>: <what> RxC dt = B <= smem S") when it fits, into why (">") when not. 0 or -1. */
+static int smem_fits(const vf_plan *p, const char *label, const char *what, int64_t rows,
+                     int64_t cols, dtype dt, char *why, size_t nwhy, char *rule, size_t nrule)
+{
+    double smem = hw_smem_bytes(p->hw);
+    double bytes = (double)(rows ? rows : 1) * (double)cols * dt_bytes(dt);
+    char sm[32], b[32], dims[48];
+    fmt_bytes(sm, sizeof sm, smem);
+    fmt_bytes(b, sizeof b, bytes);
+    if (rows)
+        snprintf(dims, sizeof dims, "%lldx%lld", (long long)rows, (long long)cols);
+    else
+        snprintf(dims, sizeof dims, "%lld", (long long)cols);
+    int fits = bytes <= smem;
+    snprintf(fits ? rule : why, fits ? nrule : nwhy, "%s: %s %s %s = %s %s smem %s", label, what,
+             dims, dt_name(dt), b, fits ? "<=" : ">", sm);
+    return fits ? 0 : -1;
+}
+
 /* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
  * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
  * with the reason in why. */
@@ -194,9 +215,6 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
     const wl_op *o = &g->op[i];
     const op_work *w = &p->w[i];
     const vf_group *G = &p->gr[id];
-    double smem = hw_smem_bytes(p->hw);
-    char sm[32];
-    fmt_bytes(sm, sizeof sm, smem);
     rule[0] = 0;
     if (G->kind == GK_CLOSED) {
         snprintf(why, nwhy, "%s", G->closed);
@@ -243,16 +261,8 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         }
         cost_tiling ct;
         cost_tile(p->hw, pw, p->hw->sm_count, &ct);
-        double bytes = (double)ct.tm * (double)w->k * dt_bytes(tt->dt);
-        char b[32];
-        fmt_bytes(b, sizeof b, bytes);
-        if (bytes > smem) {
-            snprintf(why, nwhy, "gemm-chain: intermediate %lldx%lld %s = %s > smem %s",
-                     (long long)ct.tm, (long long)w->k, dt_name(tt->dt), b, sm);
+        if (smem_fits(p, "gemm-chain", "intermediate", ct.tm, w->k, tt->dt, why, nwhy, rule, nrule))
             return -1;
-        }
-        snprintf(rule, nrule, "gemm-chain: intermediate %lldx%lld %s = %s <= smem %s",
-                 (long long)ct.tm, (long long)w->k, dt_name(tt->dt), b, sm);
         *ctx_out = i;
         return 0;
     }
@@ -262,34 +272,19 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
             const op_work *pw = &p->w[gemm];
             cost_tiling ct;
             cost_tile(p->hw, pw, p->hw->sm_count, &ct);
-            double bytes = (double)ct.tm * (double)w->row_len * dt_bytes(x->dt);
-            char b[32];
-            fmt_bytes(b, sizeof b, bytes);
             if (w->row_len != pw->n || w->rows != pw->m * pw->batch) {
                 snprintf(why, nwhy, "row epilogue: row of %lld is not a row of the gemm output",
                          (long long)w->row_len);
                 return -1;
             }
-            if (bytes > smem) {
-                snprintf(why, nwhy, "row epilogue: rows %lldx%lld %s = %s > smem %s",
-                         (long long)ct.tm, (long long)w->row_len, dt_name(x->dt), b, sm);
+            if (smem_fits(p, "row epilogue", "rows", ct.tm, w->row_len, x->dt, why, nwhy, rule,
+                          nrule))
                 return -1;
-            }
-            snprintf(rule, nrule, "row epilogue: rows %lldx%lld %s = %s <= smem %s",
-                     (long long)ct.tm, (long long)w->row_len, dt_name(x->dt), b, sm);
             *ctx_out = gemm;
             return 0;
         }
-        double bytes = (double)w->row_len * dt_bytes(x->dt);
-        char b[32];
-        fmt_bytes(b, sizeof b, bytes);
-        if (bytes > smem) {
-            snprintf(why, nwhy, "stitch: row %lld %s = %s > smem %s", (long long)w->row_len,
-                     dt_name(x->dt), b, sm);
+        if (smem_fits(p, "stitch", "row", 0, w->row_len, x->dt, why, nwhy, rule, nrule))
             return -1;
-        }
-        snprintf(rule, nrule, "stitch: row %lld %s = %s <= smem %s", (long long)w->row_len,
-                 dt_name(x->dt), b, sm);
         *ctx_out = -1;
         return 0;
     }
