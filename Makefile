@@ -2,7 +2,7 @@
 # Settings ------------------------------------------------------------------------------------
 CC      ?= cc
 STD      = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+WARN     = -Wall -Wextra -Werror -Wshadow -Wconversion -Wstrict-prototypes -Wmissing-prototypes -Wvla
 OPT     ?= -O2
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
@@ -35,7 +35,7 @@ TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libkitsune.a
 BIN      = $(BUILD)/kitsune
 
-.PHONY: all deps demo check unit golden bad asan test bench figures validate clean
+.PHONY: all deps demo check unit golden bad tools test asan bench figures validate clean
 all: $(BIN)
 
 # V=1 prints every command.
@@ -75,12 +75,22 @@ check: deps
 	@$(MAKE) --no-print-directory SAN=1 test
 	@echo "make check: all tests passed (normal and ASan/UBSan builds)"
 
-test: $(BIN) $(TEST_BIN)
+# The parts of `test`, each runnable alone.
+unit: $(TEST_BIN)
 	@sh tests/run-unit.sh $(BUILD)
+
+golden: $(BIN)
 	@sh tests/run-golden.sh $(BIN)
+
+bad: $(BIN)
 	@sh tests/run-bad.sh $(BIN)
+
+tools: $(BIN)
 	@sh tests/run-tools.sh $(BIN)
 	@sh tests/run-validate.sh $(BIN)
+
+test: $(BIN) $(TEST_BIN)
+	@$(MAKE) --no-print-directory unit golden bad tools
 
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test

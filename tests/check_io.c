@@ -1,0 +1,143 @@
+/* check_io: the input/output layer - CSV records, whole-file reads, JSON members, JSON string
+ * and number writers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/io/csv.h"
+#include "../src/io/file.h"
+#include "../src/io/jsonx.h"
+#include "../src/io/out.h"
+#include "ktest.h"
+
+START_TEST(test_csv_record)
+{
+    char text[] = "a,\"b,c\",\"say \"\"hi\"\"\",,\r\nnext,1\nlast";
+    char *p = text, *f[8];
+    ck_assert_int_eq(csv_record(&p, f, 8), 5);
+    ck_assert_str_eq(f[0], "a");
+    ck_assert_str_eq(f[1], "b,c");
+    ck_assert_str_eq(f[2], "say \"hi\"");
+    ck_assert_str_eq(f[3], "");
+    ck_assert_str_eq(f[4], "");
+    ck_assert_int_eq(csv_record(&p, f, 8), 2);
+    ck_assert_str_eq(f[0], "next");
+    ck_assert_str_eq(f[1], "1");
+    ck_assert_int_eq(csv_record(&p, f, 8), 1);
+    ck_assert_str_eq(f[0], "last");
+    char bad[] = "x,\"open";
+    p = bad;
+    ck_assert_int_eq(csv_record(&p, f, 8), -1);
+    char many[] = "1,2,3,4";
+    p = many;
+    ck_assert_int_eq(csv_record(&p, f, 2), 4); /* counts every field, stores two */
+}
+END_TEST
+
+/* Run a writer into a memory stream and return what it wrote (static buffer). */
+static const char *captured(void (*fn)(FILE *, const void *), const void *arg)
+{
+    static char out[256];
+    FILE *f = fmemopen(out, sizeof out, "w");
+    fn(f, arg);
+    fclose(f);
+    return out;
+}
+
+static void w_field(FILE *f, const void *a)
+{
+    csv_field(f, a);
+}
+static void w_num(FILE *f, const void *a)
+{
+    csv_num(f, *(const double *)a);
+}
+static void w_jstr(FILE *f, const void *a)
+{
+    out_json_str(f, a);
+}
+static void w_jnum(FILE *f, const void *a)
+{
+    out_json_num(f, *(const double *)a);
+}
+
+START_TEST(test_writers)
+{
+    ck_assert_str_eq(captured(w_field, "plain"), "plain");
+    ck_assert_str_eq(captured(w_field, "a,\"b\""), "\"a,\"\"b\"\"\"");
+    double v = 0.1, n = NAN, z = 0;
+    ck_assert_str_eq(captured(w_num, &v), ",0.1");
+    ck_assert_str_eq(captured(w_num, &n), ",");
+    ck_assert_str_eq(captured(w_jstr, "q\"\\\n\x01"), "\"q\\\"\\\\\\n\\u0001\"");
+    ck_assert_str_eq(captured(w_jnum, &n), "null");
+    ck_assert_str_eq(captured(w_jnum, &z), "0");
+    double big = 123456789012.0;
+    ck_assert_str_eq(captured(w_jnum, &big), "1.23456789e+11");
+}
+END_TEST
+
+START_TEST(test_read_file)
+{
+    char path[] = "/tmp/kt-io-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 100000; i++) /* 700 kB: several doublings of the buffer */
+        fputs("012345\n", f);
+    fclose(f);
+    kt_err e;
+    err_clear(&e);
+    size_t len = 0;
+    char *b = io_read_file(path, (size_t)1 << 20, &len, &e);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(len, 700000);
+    ck_assert_int_eq(b[len], 0);
+    free(b);
+    ck_assert_ptr_null(io_read_file(path, (size_t)1 << 18, &len, &e)); /* over the limit */
+    ck_assert_str_eq(e.msg, "file larger than 0 MiB");
+    unlink(path);
+    ck_assert_ptr_null(io_read_file(path, (size_t)1 << 20, &len, &e));
+    ck_assert_str_eq(e.file, path);
+    ck_assert(strstr(e.msg, "cannot open") == e.msg);
+}
+END_TEST
+
+START_TEST(test_json_member)
+{
+    kt_err e;
+    err_clear(&e);
+    cJSON *root = jsonx_parse("{\"ops\": {\"x\": 1}, \"t\": [1]}", "m.json", &e);
+    ck_assert_ptr_nonnull(root);
+    char p[64];
+    ck_assert_ptr_nonnull(jsonx_member(root, "t", cJSON_Array, "an array", "m.json", "", p, sizeof p, &e));
+    ck_assert_str_eq(p, "t");
+    ck_assert_ptr_null(jsonx_member(root, "ops", cJSON_Array, "an array", "m.json", "", p, sizeof p, &e));
+    ck_assert_str_eq(e.path, "ops");
+    ck_assert_str_eq(e.msg, "must be an array");
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    ck_assert_ptr_null(jsonx_member(ops, "y", cJSON_Number, "a number", "m.json", "ops", p, sizeof p, &e));
+    ck_assert_str_eq(e.path, "ops.y");
+    ck_assert_str_eq(e.msg, "missing field");
+    cJSON_Delete(root);
+    ck_assert_ptr_null(jsonx_parse("{\n  \"a\": ,\n}", "bad.json", &e));
+    ck_assert_str_eq(e.msg, "invalid JSON at line 2, column 8");
+}
+END_TEST
+
+static Suite *io_suite(void)
+{
+    Suite *s = suite_create("io");
+    TCase *c = tcase_create("csv");
+    tcase_add_test(c, test_csv_record);
+    tcase_add_test(c, test_writers);
+    suite_add_tcase(s, c);
+    TCase *f = tcase_create("file_json");
+    tcase_add_test(f, test_read_file);
+    tcase_add_test(f, test_json_member);
+    suite_add_tcase(s, f);
+    return s;
+}
+
+KT_TEST_MAIN(io_suite)
