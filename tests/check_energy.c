@@ -249,7 +249,7 @@ static int load_a100(hw_gpu *g)
 
 static void gemm_item(const hw_gpu *g, int64_t n, arena *a, kt_item *it)
 {
-    op_work w;
+    op_work *wp = arena_calloc(a, 1, sizeof *wp), w; /* the item keeps a pointer to its work */
     memset(&w, 0, sizeof w);
     w.kind = OPK_GEMM;
     w.cdt = DT_BF16;
@@ -265,13 +265,14 @@ static void gemm_item(const hw_gpu *g, int64_t n, arena *a, kt_item *it)
     it->name = "gemm";
     it->type = "matmul";
     it->pipeline = -1;
-    ck_assert_int_eq(sched_kernel_item(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
+    *wp = w;
+    ck_assert_int_eq(sched_kernel_item(g, wp, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
                                        w.out_bytes, a, it), 0);
 }
 
 static void add_item(const hw_gpu *g, int64_t elems, arena *a, kt_item *it)
 {
-    op_work w;
+    op_work *wp = arena_calloc(a, 1, sizeof *wp), w;
     memset(&w, 0, sizeof w);
     w.kind = OPK_STREAM;
     w.cdt = DT_BF16;
@@ -286,7 +287,8 @@ static void add_item(const hw_gpu *g, int64_t elems, arena *a, kt_item *it)
     it->name = "add";
     it->type = "add";
     it->pipeline = -1;
-    ck_assert_int_eq(sched_kernel_item(g, &w, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
+    *wp = w;
+    ck_assert_int_eq(sched_kernel_item(g, wp, g->sm_count, &c, w.in_bytes[0] + w.in_bytes[1],
                                        w.out_bytes, a, it), 0);
 }
 

@@ -111,6 +111,19 @@ int graph_storage(const wl_graph *g, int t)
     }
 }
 
+int *graph_storage_map(const wl_graph *g, arena *a)
+{
+    int *root = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
+    if (!root)
+        return NULL;
+    for (int t = 0; t < g->ntensor; t++)
+        root[t] = t;
+    for (int i = 0; i < g->nop; i++) /* ops in order: a view's input already has its root */
+        if (g->op[i].nin > 0 && g->op[i].nout > 0 && op_is_free(g, &g->op[i]))
+            root[g->op[i].out[0]] = root[g->op[i].in[0]];
+    return root;
+}
+
 int graph_producer(const wl_graph *g, int t)
 {
     return g->t[graph_storage(g, t)].producer;

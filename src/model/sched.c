@@ -7,7 +7,7 @@
 /* What re-evaluates a kernel at another clock: the same work, SMs, misses and writes. */
 typedef struct sched_kernel_arg {
     const hw_gpu *hw;
-    op_work w;
+    const op_work *w;
     int sms;
     cost_ctx c;
     int64_t miss_bytes, write_bytes;
@@ -19,7 +19,7 @@ static int kernel_reeval(const void *arg, double clock_MHz, arena *a, cost_resul
     const sched_kernel_arg *k = arg;
     cost_ctx c = k->c;
     c.clock_MHz = clock_MHz;
-    cost_eval(k->hw, &k->w, k->sms, &c, k->miss_bytes, k->write_bytes, out);
+    cost_eval(k->hw, k->w, k->sms, &c, k->miss_bytes, k->write_bytes, out);
     return 0;
 }
 
@@ -29,7 +29,7 @@ int sched_kernel_item(const hw_gpu *hw, const op_work *w, int sms, const cost_ct
     sched_kernel_arg *k = arena_calloc(a, 1, sizeof *k);
     if (!k)
         return -1;
-    *k = (sched_kernel_arg){hw, *w, sms, *c, miss_bytes, write_bytes};
+    *k = (sched_kernel_arg){hw, w, sms, *c, miss_bytes, write_bytes};
     cost_eval(hw, w, sms, c, miss_bytes, write_bytes, &it->c);
     it->reeval = kernel_reeval;
     it->reeval_arg = k;

@@ -29,7 +29,8 @@ void sched_write(sched_walk *s, int t, int64_t bytes);
 /** Run work w as one kernel on `sms` SMs: its inputs missed L2 for `miss_bytes` (sched_read),
  *  it writes `write_bytes` back to DRAM. The kernel's own operand re-reads from DRAM age L2.
  *  Fills it->c and it->reeval (the same kernel at another clock: cost_eval again, with the same
- *  misses). 0, or -1 when memory runs out. */
+ *  misses), which keeps a pointer to w: w must live as long as the item (arena memory). 0, or
+ *  -1 when memory runs out. */
 int sched_kernel(sched_walk *s, const op_work *w, int sms, int64_t miss_bytes, int64_t write_bytes,
                  kt_item *it);
 /** Op i of the graph as its own kernel on every SM (bulk-synchronous): its inputs are read

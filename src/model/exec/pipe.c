@@ -79,12 +79,12 @@ static int epilogue_stage(const pipe_env *x, const ks_pipeline *p, const int *st
         return -1;
     int prod = -1;
     for (int j = 0; j < o->nin; j++) {
-        int pr = graph_producer(g, o->in[j]);
+        int pr = g->t[x->root[o->in[j]]].producer;
         if (pr >= p->first_op && pr <= p->last_op) {
             if (prod >= 0 && pr != prod)
                 return -1;
             prod = pr;
-        } else if (g->t[graph_storage(g, o->in[j])].kind != TK_WEIGHT) {
+        } else if (g->t[x->root[o->in[j]]].kind != TK_WEIGHT) {
             return -1;
         }
     }
@@ -150,7 +150,7 @@ static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
         const wl_op *o = &g->op[i];
         int si = stage_of[i - p->first_op];
         for (int j = 0; j < o->nin; j++) {
-            int rt = graph_storage(g, o->in[j]);
+            int rt = x->root[o->in[j]];
             int pr = g->t[rt].producer;
             if (pr >= p->first_op && pr <= p->last_op) {
                 int sp = stage_of[pr - p->first_op];
@@ -313,7 +313,7 @@ static int map(pipe_env *x, ks_pipeline *p, int use_ilp, const int *force, arena
         const wl_op *o = &x->g->op[i];
         double wb = 0;
         for (int j = 0; j < o->nin; j++)
-            if (x->g->t[graph_storage(x->g, o->in[j])].kind == TK_WEIGHT)
+            if (x->g->t[x->root[o->in[j]]].kind == TK_WEIGHT)
                 wb += (double)x->w[i].in_bytes[j];
         double room = hw_smem_bytes(hw) - x->smem_cta[i];
         if (wb > 0 && wb / x->cand[choice[s]] > room)
@@ -387,6 +387,8 @@ static int map(pipe_env *x, ks_pipeline *p, int use_ilp, const int *force, arena
         p->ilp_fallback = 1;
         p->ilp_status_name = "greedy (search estimate)";
     }
+    if (!use_ilp && !force)
+        return 0; /* a search estimate: its time and bytes are all the selection reads */
     /* per stage and queue at the allocation */
     for (int s = 0; s < ns; s++) {
         ks_stage *k = &p->stages[s];
@@ -477,7 +479,9 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->max_reader = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
     x->must_write = arena_calloc(a, (size_t)g->ntensor + 1, 1);
     x->split_k = arena_calloc(a, n + 1, sizeof(int));
-    if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write || !x->split_k)
+    x->root = graph_storage_map(g, a);
+    if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
+        !x->split_k || !x->root)
         return -1;
     double regs_per_thread = hw->registers_per_sm_KiB * 1024.0 / hw->max_threads_per_sm;
     for (int i = 0; i < g->nop; i++) {
@@ -494,12 +498,12 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
         x->max_reader[t] = -1;
     for (int t = 0; t < g->ntensor; t++)
         if (g->t[t].kind == TK_OUTPUT || g->t[t].saved)
-            x->must_write[graph_storage(g, t)] = 1;
+            x->must_write[x->root[t]] = 1;
     for (int i = 0; i < g->nop; i++) {
         if (w[i].kind == OPK_FREE)
             continue;
         for (int j = 0; j < g->op[i].nin; j++) {
-            int rt = graph_storage(g, g->op[i].in[j]);
+            int rt = x->root[g->op[i].in[j]];
             if (i > x->max_reader[rt])
                 x->max_reader[rt] = i;
         }

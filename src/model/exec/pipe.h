@@ -91,6 +91,7 @@ typedef struct pipe_env {
     double *smem_cta, *regs_cta;
     int *split_k;            /* per op: split-K of its bsp kernel */
     int64_t **miss;          /* per op, per input: bytes missing L2 in the run (NULL: all) */
+    int *root;               /* per tensor: the tensor owning its storage (graph_storage) */
     int *max_reader;         /* per storage tensor: last op reading it */
     unsigned char *must_write; /* per storage tensor: graph output or saved activation */
 } pipe_env;

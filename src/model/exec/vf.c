@@ -719,8 +719,10 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
         if (G->nreal >= 2)
             r->ops_covered += G->nmem;
         externals(&p, id, &s);
-        op_work gw;
-        if (group_work(&p, id, &s, &gw)) {
+        op_work *gw = arena_calloc(a, 1, sizeof *gw); /* the item's re-evaluation keeps it */
+        if (!gw)
+            return oom(g, e);
+        if (group_work(&p, id, &s, gw)) {
             char path[64];
             snprintf(path, sizeof path, "ops[%d]", G->first);
             return err_set(e, KT_EINPUT, g->file, path, "fused work overflows 64 bits");
@@ -728,8 +730,8 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
         it->note = group_note(&p, id, &s, a);
         if (!it->name || !it->note)
             return oom(g, e);
-        if (gw.kind == OPK_FREE) {
-            cost_eval(hw, &gw, hw->sm_count, c, 0, 0, &it->c);
+        if (gw->kind == OPK_FREE) {
+            cost_eval(hw, gw, hw->sm_count, c, 0, 0, &it->c);
             continue;
         }
         int64_t rd = 0, wr = 0;
@@ -737,7 +739,7 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
         for (int j = 0; j < s.nout; j++)
             wr += s.bytes[s.xout[j]];
-        if (sched_kernel(&walk, &gw, hw->sm_count, rd, wr, it))
+        if (sched_kernel(&walk, gw, hw->sm_count, rd, wr, it))
             return oom(g, e);
         for (int j = 0; j < s.nout; j++)
             sched_write(&walk, s.xout[j], s.bytes[s.xout[j]]);
