@@ -225,7 +225,8 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
           "class_both_low_time_s,"
           "class_sm_low_time_s,class_dram_low_time_s,class_neither_low_time_s,power_cap_W,"
           "capped_time_s,capped_energy_J,capped_avg_power_W,capped_clock_MHz,"
-          "capped_speedup_vs_bsp,capped_speedup_vs_vf\n",
+          "capped_speedup_vs_bsp,capped_speedup_vs_vf,energy_tensor_J,energy_simt_J,energy_dram_J,"
+          "energy_l2_J,energy_smem_J,energy_rf_J,energy_static_J\n",
           f);
     for (int i = 0; i < n; i++) {
         const cmp_run *u = &runs[i];
@@ -257,6 +258,10 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
             csv_num(f, c ? c->clock_MHz : NAN);
             csv_num(f, c ? mx_speedup(u->cap[0], c) : NAN);
             csv_num(f, c ? mx_speedup(u->cap[1], c) : NAN);
+            const double parts[] = {r->e_tensor_J, r->e_simt_J, r->e_dram_J, r->e_l2_J,
+                                    r->e_smem_J,   r->e_rf_J,   r->e_static_J};
+            for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+                csv_num(f, parts[k]);
             fputc('\n', f);
         }
     }
