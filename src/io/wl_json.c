@@ -145,11 +145,20 @@ static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_nam
                 return err_set(e, KT_EINPUT, file, q,
                                "unknown kind \"%s\" (input, weight, output or intermediate)", k);
         }
+        const cJSON *rgj = cJSON_GetObjectItemCaseSensitive(it, "requires_grad");
+        err_path(q, sizeof q, p, "requires_grad", 0);
+        if (rgj && !cJSON_IsBool(rgj))
+            return err_set(e, KT_EINPUT, file, q, "must be true or false");
+        int rg = cJSON_IsTrue(rgj);
+        if (rg && (kind != TK_INPUT || !dt_is_float(dt)))
+            return err_set(e, KT_EINPUT, file, q,
+                           "only floating-point inputs take requires_grad (weights always do)");
         kt_err sub;
         err_clear(&sub);
         int idx = wl_add_tensor(g, it->string, nd, dim, dt, kind, &sub);
         if (idx < 0)
             return err_set(e, sub.code, file, p, "%s", sub.msg);
+        g->t[idx].requires_grad = rg;
         if (wl_names_find(tm, g, it->string, idx, 0) >= 0)
             return err_set(e, KT_EINPUT, file, p, "duplicate tensor name");
     }

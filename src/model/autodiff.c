@@ -6,13 +6,15 @@
  *
  * - loss = sum of the graph outputs: backward starts with one `fill` (ones) per output that
  *   depends on a weight (sum's backward expands a ones gradient).
- * - A tensor requires a gradient iff it is a floating-point weight or a float output of an op
- *   with such an input (inputs and integer tensors never do). Only gradients of such tensors are
- *   computed, so e.g. the first layer of an MLP has no dx GEMM.
+ * - A tensor requires a gradient iff it is a floating-point weight, an input declared
+ *   "requires_grad" (the latent inputs of a block inside a stack), or a float output of an op
+ *   with such an input (other inputs and integer tensors never do). Only gradients of such
+ *   tensors are computed, so e.g. the first layer of an MLP has no dx GEMM.
  * - Forward ops are visited in reverse order; contributions to a tensor consumed by several ops
  *   are summed with `add` ops as they arrive (PyTorch's InputBuffer accumulates in the order its
  *   consumers' backward nodes run: reverse creation order).
- * - Every weight's final gradient is a graph output (TK_OUTPUT: its DRAM write is counted).
+ * - Every weight's (and requires_grad input's) final gradient is a graph output (TK_OUTPUT:
+ *   its DRAM write is counted).
  * - Forward-written tensors read by backward ops are marked `saved` (through free views to the
  *   tensor that owns the storage).
  * The rules per op type are documented in docs/training.md. */
@@ -655,8 +657,10 @@ static int copy_forward(ad_ctx *c)
     }
     for (int i = 0; i < f->ntensor; i++) {
         const wl_tensor *t = &f->t[i];
-        if (wl_add_tensor(g, t->name, t->ndim, t->dim, t->dt, t->kind, c->e) < 0)
+        int k = wl_add_tensor(g, t->name, t->ndim, t->dim, t->dt, t->kind, c->e);
+        if (k < 0)
             return -1;
+        g->t[k].requires_grad = t->requires_grad;
     }
     for (int i = 0; i < f->nop; i++) {
         const wl_op *o = &f->op[i];
@@ -745,7 +749,8 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
     for (int i = 0; i < nt; i++) {
         c.grad[i] = -1;
         first_use[i] = -1;
-        c.rg[i] = fwd->t[i].kind == TK_WEIGHT && dt_is_float(fwd->t[i].dt);
+        c.rg[i] = (fwd->t[i].kind == TK_WEIGHT || fwd->t[i].requires_grad) &&
+                  dt_is_float(fwd->t[i].dt);
     }
     /* requires-grad: forward propagation from the weights */
     for (int i = 0; i < fwd->nop; i++) {
@@ -790,7 +795,7 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
     /* weight gradients are graph outputs; a gradient shared with another tensor (passed through
      * an add) is copied first, as AccumulateGrad clones a gradient it does not own */
     for (int w = 0; w < nt; w++) {
-        if (fwd->t[w].kind != TK_WEIGHT || c.grad[w] < 0)
+        if ((fwd->t[w].kind != TK_WEIGHT && !fwd->t[w].requires_grad) || c.grad[w] < 0)
             continue;
         if (out->t[c.grad[w]].grad_of != w) {
             char nm[AD_NAME_MAX];

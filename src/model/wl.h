@@ -27,6 +27,7 @@ typedef struct wl_tensor {
     int64_t bytes;  /* elems * dtype bytes (checked) */
     int grad_of;    /* training graphs: the tensor this is the gradient of, else -1 */
     int saved;      /* training graphs: forward activation read by the backward pass */
+    int requires_grad; /* an input whose gradient training computes (a block inside a stack) */
 } wl_tensor;
 
 typedef enum wl_attr_type { WA_INT, WA_LIST, WA_STR } wl_attr_type;
