@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Spatial-pipeline measurements on the GPU of this machine (H200). Raw output goes to $OUT
+# (default /tmp/ktp-out); at most 8 files, so that all of them come back from the device tool.
+#   hw/calibrate/pipeline/run.sh smoke   build check, small-size self-test, one quick sweep, tiny ncu
+#   hw/calibrate/pipeline/run.sh full    self-test, the allocation sweep, bsp/compile, ncu (< 9 min)
+#   hw/calibrate/pipeline/run.sh cat     MGN-only re-sweep (3 combinations, fewer samples) + ncu, < 3 min
+# Clocks, power limits and GPU modes are left as found (ncu with --clock-control none).
+set -u
+HERE="$(cd "$(dirname "$0")" && pwd)"
+MODE="${1:-smoke}"
+OUT="${OUT:-/tmp/ktp-out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+START=$(date +%s)
+exec > >(tee -a "$OUT/log.txt") 2>&1
+el() { echo $(( $(date +%s) - START )); }
+
+echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) ktpipe $MODE"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu,compute_mode --format=csv || true
+python3 -c 'import torch, triton; print("torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__)' || true
+nvcc --version | tail -2 || true
+
+# clock / power log for the whole run
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu \
+  --format=csv,noheader,nounits -lms 500 > "$OUT/smi_log.csv" 2>/dev/null &
+SMI_PID=$!
+
+# library: the carried build if it loads, else build here
+LIB="$HERE/build/libktpipe.so"
+if ! python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$LIB" 2>/dev/null; then
+  echo "== building libktpipe.so on the device"
+  mkdir -p /tmp/ktpb
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Xcompiler -fPIC -shared \
+       -Xptxas -v -o /tmp/ktpb/libktpipe.so "$HERE/ktpipe.cu" 2>&1 | grep -E "error|registers|spill" 
+  LIB=/tmp/ktpb/libktpipe.so
+fi
+export KTP_LIB="$LIB"
+echo "library: $LIB (t=$(el)s)"
+
+if command -v cuobjdump >/dev/null; then
+  cuobjdump --dump-sass "$LIB" > /tmp/ktp.sass 2>/dev/null
+  echo "SASS: $(grep -c HMMA /tmp/ktp.sass) HMMA, $(grep -c LDSM /tmp/ktp.sass) LDSM, $(grep -c LDGSTS /tmp/ktp.sass) LDGSTS, $(grep -cE 'LDL|STL' /tmp/ktp.sass) LDL/STL"
+fi
+if [ "$MODE" = smoke ]; then
+  echo "== selftest (t=$(el)s)"
+  timeout 90 python3 "$HERE/pipe.py" selftest --out "$OUT" || echo "selftest rc=$?"
+  echo "== ncu tiny (t=$(el)s)"
+  timeout 60 ncu --clock-control none --print-units base --csv --page raw -k regex:ktp_kernel -c 1 \
+      --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+      --log-file "$OUT/ncu_tiny.csv" \
+      python3 "$HERE/pipe.py" one --pipe mgn --tm 128 --alloc 4-8-4-4-4 --E 16384 --B 16384 --reps 1 \
+      > /tmp/ncu_tiny.out 2>&1 || echo "ncu rc=$?"
+  tail -5 /tmp/ncu_tiny.out; tail -3 "$OUT/ncu_tiny.csv"
+  echo "== quick sweep at full size (t=$(el)s)"
+  timeout 130 python3 "$HERE/pipe.py" sweep --quick --out "$OUT" --deadline-abs $(( START + 225 )) \
+      || echo "sweep rc=$?"
+elif [ "$MODE" = cat ]; then
+  # re-sweep of the MGN pipelines after a change to the gather/concat stage (no baselines)
+  echo "== sweep, MGN only (t=$(el)s)"
+  timeout $(( 125 - $(el) )) python3 "$HERE/pipe.py" sweep --out "$OUT" --combos 0,4,6 --lite \
+      --skip-eager --skip-check --no-compile --impl 1 --deadline-abs $(( START + 100 )) || echo "sweep rc=$?"
+  REM=$(( 150 - $(el) ))
+  echo "== ncu (t=$(el)s, ${REM}s left)"
+  if [ $REM -gt 15 ]; then
+    timeout $REM ncu --clock-control none --profile-from-start off --print-units base --csv --page raw \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        --log-file "$OUT/ncu.csv" \
+        python3 "$HERE/pipe.py" prof --prof-only mgn --out "$OUT" --alloc-json "$OUT/meta.json" \
+        > /tmp/ncu_prof.out 2>&1 || echo "ncu rc=$?"
+    tail -3 /tmp/ncu_prof.out
+  fi
+else
+  echo "== selftest (t=$(el)s)"
+  timeout 60 python3 "$HERE/pipe.py" selftest --out /tmp/ktp-selftest || echo "selftest rc=$?"
+  echo "== sweep (t=$(el)s)"
+  timeout $(( 360 - $(el) )) python3 "$HERE/pipe.py" sweep --out "$OUT" --deadline-abs $(( START + 335 )) \
+      || echo "sweep rc=$?"
+  REM=$(( 475 - $(el) ))
+  echo "== ncu (t=$(el)s, ${REM}s left)"
+  if [ $REM -gt 40 ]; then
+    timeout $REM ncu --clock-control none --profile-from-start off --print-units base --csv --page raw \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        --log-file "$OUT/ncu.csv" \
+        python3 "$HERE/pipe.py" prof --out "$OUT" --alloc-json "$OUT/meta.json" > /tmp/ncu_prof.out 2>&1 \
+        || echo "ncu rc=$?"
+    tail -5 /tmp/ncu_prof.out
+  fi
+fi
+kill $SMI_PID 2>/dev/null
+echo "== done (t=$(el)s)"
+ls -la "$OUT"
