@@ -351,6 +351,111 @@ START_TEST(test_row_instructions)
 }
 END_TEST
 
+/* ATen column reduction (sum over dim 0 of [R, C] bf16) on the H200: grid 1 x min(R/64, 2112)
+ * of 128-thread CTAs (132 SMs x 2048 threads / 128), and the last CTA sums grid.y partials four
+ * at a time: ceil(2112 / 4) = 528 serial steps of kernels.col_reduce_partial_ns. */
+START_TEST(test_col_reduce)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_ROW;
+    w.type = OP_REDUCE;
+    w.cdt = DT_BF16;
+    w.col_reduce = 1;
+    w.rows = 128;        /* outputs C */
+    w.row_len = 262144;  /* reduced rows R */
+    w.elems = 128 * 262144;
+    w.nin = 1;
+    w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
+    w.out_bytes = 256;
+    w.flops_simt = w.elems;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.tiles, 2112);
+    ck_assert_double_eq_tol(t.tail_s, 528 * g.col_reduce_partial_ns * 1e-9, 1e-15);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0], w.out_bytes, &r);
+    ck_assert_double_eq_tol(r.tail_s, t.tail_s, 1e-15);
+    ck_assert(r.time_s >= r.tail_s + (double)w.in_bytes[0] / (4800e9 * g.dram_frac));
+    /* few rows: one CTA row, no partials */
+    w.row_len = 32;
+    w.elems = w.in_bytes[0] = 128 * 32 * 2;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.tiles, 1);
+    ck_assert_double_eq(t.tail_s, 0);
+}
+END_TEST
+
+/* cuBLAS's alignment-1 kernel for M=262144, N=256, K=63 on the H200: 128x128 tiles (4096 >= 132
+ * SMs), one CTA per SM, 32 waves of (2*128*128*63 / align1 rate + tile clocks + per-element
+ * clocks x 16384) at 1830 MHz. */
+START_TEST(test_gemm_align1)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w = gemm(262144, 256, 63, DT_BF16);
+    w.align1 = 1;
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &r);
+    double clk = 2.0 * 128 * 128 * 63 / g.gemm_align1_flop_per_clk_per_sm + g.gemm_align1_tile_clk +
+                 g.gemm_align1_clk_per_out_elem * 128 * 128;
+    ck_assert_int_eq(r.tiles, 4096);
+    ck_assert_int_eq(r.waves, 32);
+    ck_assert_double_eq_tol(r.tensor_s, 32 * clk / 1830e6, 1e-12);
+    ck_assert_double_eq(r.tail_s, 0); /* its epilogue is inside the tile cost */
+    /* a 64-wide side takes 64x64 tiles */
+    w = gemm(262144, 3, 128, DT_BF16);
+    w.align1 = 1;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert(t.tm == 64 && t.tn == 64);
+    ck_assert_int_eq(t.tiles, 4096);
+}
+END_TEST
+
+/* A library GEMM's output write follows its mainloop (tail = write bytes / DRAM bandwidth) and
+ * the kernel carries kernels.gemm_fixed_clk inside its latency; persistent pipeline stages
+ * carry neither. */
+START_TEST(test_gemm_epilogue_and_fixed)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w = gemm(262144, 256, 256, DT_BF16);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &r);
+    double bw = g.dram_bandwidth_GBps * 1e9 * g.dram_frac;
+    ck_assert_double_eq_tol(r.tail_s, 262144.0 * 256 * 2 / bw, 1e-12);
+    ck_assert_double_eq_tol(r.latency_s, g.dram_latency_ns * 1e-9 + g.gemm_fixed_clk / 1830e6, 1e-15);
+    double reads = (double)(w.in_bytes[0] + w.in_bytes[1]) / bw;
+    ck_assert_double_eq_tol(r.time_s,
+                            r.launch_s + r.latency_s + fmax(r.compute_s, fmax(r.l2_s, reads)) + r.tail_s,
+                            1e-12);
+    c.persistent = 1;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &r);
+    ck_assert_double_eq(r.tail_s, 0);
+    ck_assert_double_eq_tol(r.latency_s, g.dram_latency_ns * 1e-9, 1e-15);
+}
+END_TEST
+
+/* ATen's element-wise copy of unaligned rows (concat 63 + 256 columns, 262144 rows): issue
+ * bound at kernels.unaligned_copy_bytes_per_clk_per_sm. */
+START_TEST(test_unaligned_copy)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w = stream(262144LL * 319);
+    w.unaligned = 1;
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0], w.out_bytes, &r);
+    double bytes = (double)(w.in_l2_bytes + w.out_bytes);
+    double want = bytes / (g.unaligned_copy_bytes_per_clk_per_sm * 1830e6 * 132);
+    ck_assert(r.compute_s >= want * 0.99 && r.compute_s <= want * 1.05); /* wave quantization */
+    ck_assert_int_eq(r.bound, BOUND_COMPUTE);
+}
+END_TEST
+
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
@@ -368,6 +473,10 @@ static Suite *cost_suite(void)
     tcase_add_test(e, test_simt_fallback);
     tcase_add_test(e, test_rates_and_free);
     tcase_add_test(e, test_bounds);
+    tcase_add_test(e, test_col_reduce);
+    tcase_add_test(e, test_gemm_align1);
+    tcase_add_test(e, test_gemm_epilogue_and_fixed);
+    tcase_add_test(e, test_unaligned_copy);
     suite_add_tcase(s, e);
     return s;
 }

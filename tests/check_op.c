@@ -446,12 +446,51 @@ START_TEST(test_flop_overflow)
 }
 END_TEST
 
+/* Kernel classes chosen from shapes: cuBLAS alignment-1 GEMMs (a leading dimension not a
+ * multiple of 16 bytes; vectors excluded), ATen column reductions, unaligned copies. */
+START_TEST(test_kernel_classes)
+{
+    wl_attr tb = IATTR("transpose_b", 1), ta = IATTR("transpose_a", 1);
+    int x63 = T("x63", DT_BF16, TK_INPUT, 2, 4096LL, 63LL), w63 = T("w63", DT_BF16, TK_WEIGHT, 2, 256LL, 63LL);
+    int y = T("y", DT_BF16, TK_INTER, 2, 4096LL, 256LL);
+    int in[2] = {x63, w63};
+    ck_assert_int_eq(W(OP_LINEAR, in, 2, y, &tb, 1).align1, 1); /* K = 63: lda 126 bytes */
+    int x64 = T("x64", DT_BF16, TK_INPUT, 2, 4096LL, 64LL), w64 = T("w64", DT_BF16, TK_WEIGHT, 2, 256LL, 64LL);
+    int y2 = T("y2", DT_BF16, TK_INTER, 2, 4096LL, 256LL);
+    int in2[2] = {x64, w64};
+    ck_assert_int_eq(W(OP_LINEAR, in2, 2, y2, &tb, 1).align1, 0);
+    int w1 = T("w1", DT_BF16, TK_WEIGHT, 2, 3LL, 64LL), y3 = T("y3", DT_BF16, TK_INTER, 2, 4096LL, 3LL);
+    int in3[2] = {x64, w1};
+    ck_assert_int_eq(W(OP_LINEAR, in3, 2, y3, &tb, 1).align1, 1); /* N = 3: ldc 6 bytes */
+    int wv = T("wv", DT_BF16, TK_WEIGHT, 2, 1LL, 64LL), yv = T("yv", DT_BF16, TK_INTER, 2, 4096LL, 1LL);
+    int in4[2] = {x64, wv};
+    ck_assert_int_eq(W(OP_LINEAR, in4, 2, yv, &tb, 1).align1, 0); /* a vector: GEMV path */
+    /* weight gradient x^T dy with x [4096, 63] stored untransposed: lda = 63 */
+    int dy = T("dy", DT_BF16, TK_INPUT, 2, 4096LL, 256LL), dw = T("dw", DT_BF16, TK_INTER, 2, 63LL, 256LL);
+    int in5[2] = {x63, dy};
+    ck_assert_int_eq(W(OP_MATMUL, in5, 2, dw, &ta, 1).align1, 1);
+    /* column reduction: sum over rows of [4096, 256] */
+    int64_t ax0[1] = {0}, ax1[1] = {1};
+    wl_attr a0 = {"axes", WA_LIST, 0, ax0, 1, NULL}, a1 = {"axes", WA_LIST, 0, ax1, 1, NULL};
+    int cs = T("cs", DT_BF16, TK_INTER, 1, 256LL), rs = T("rs", DT_BF16, TK_INTER, 1, 4096LL);
+    ck_assert_int_eq(W(OP_REDUCE, &dy, 1, cs, &a0, 1).col_reduce, 1);
+    ck_assert_int_eq(W(OP_REDUCE, &dy, 1, rs, &a1, 1).col_reduce, 0);
+    /* concat of 63 + 256 columns: element by element; 64 + 256: vectorized */
+    wl_attr c1 = IATTR("axis", 1);
+    int cat1 = T("cat1", DT_BF16, TK_INTER, 2, 4096LL, 319LL), cat2 = T("cat2", DT_BF16, TK_INTER, 2, 4096LL, 320LL);
+    int ci1[2] = {x63, dy}, ci2[2] = {x64, dy};
+    ck_assert_int_eq(W(OP_CONCAT, ci1, 2, cat1, &c1, 1).unaligned, 1);
+    ck_assert_int_eq(W(OP_CONCAT, ci2, 2, cat2, &c1, 1).unaligned, 0);
+}
+END_TEST
+
 static Suite *op_suite(void)
 {
     Suite *s = suite_create("op");
     TCase *t = tcase_create("op_work_of");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, test_table);
+    tcase_add_test(t, test_kernel_classes);
     tcase_add_test(t, test_matmul_batch_broadcast);
     tcase_add_test(t, test_matmul_transpose);
     tcase_add_test(t, test_linear_bias);

@@ -28,6 +28,9 @@ enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREA
  * reductions pack short rows until a CTA holds ROW_MIN_ELEMS_PER_CTA elements, and softmax
  * switches from a warp per row to a block per row above that length. */
 enum { ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
+/* ATen's column reductions: 4 threads along the reduced rows per CTA (block 32 x 4), and at
+ * least 16 rows per thread before the rows are split across more CTAs. */
+enum { COL_REDUCE_BLOCK_Y = 4, COL_REDUCE_MIN_ROWS = 16, COL_REDUCE_FEW_THREADS = 512 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
@@ -115,8 +118,16 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
     case OPK_GEMM: {
         /* CTA tile: cuBLAS/CUTLASS pick among kernels by expected efficiency; we take the
          * candidate tile (128x128, or 128x256 / 256x128 when the problem is that large and the
-         * 4-stage pipeline fits shared memory) with the least wave-quantized tensor work */
-        gemm_pick_tile(g, w, sms, esz, &t->tm, &t->tn);
+         * 4-stage pipeline fits shared memory) with the least wave-quantized tensor work.
+         * Alignment-1 problems get cuBLAS's legacy sm75 kernels (hw/calibrate/apps: ncu names
+         * cutlass_75_tensorop_bf16_s1688gemm_*_align1): 128x128 tiles, or 64x64 when a side is
+         * at most 64 or 128x128 tiles would not fill the SMs; one CTA per SM */
+        if (w->align1) {
+            int64_t big = cdiv(w->m, 128) * cdiv(w->n, 128) * w->batch;
+            t->tm = t->tn = (w->m <= 64 || w->n <= 64 || big < sms) ? 64 : 128;
+        } else {
+            gemm_pick_tile(g, w, sms, esz, &t->tm, &t->tn);
+        }
         int64_t mt = cdiv(w->m, t->tm), nt = cdiv(w->n, t->tn);
         int64_t base = mt * nt * w->batch;
         /* split-K when the output tiles cannot fill the SMs (cuBLAS does this for skinny GEMMs) */
@@ -130,8 +141,11 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         int64_t kt = cdiv(w->k, t->split_k);
         t->threads_per_cta = GEMM_THREADS;
         t->smem_per_cta_bytes = (double)GEMM_STAGES * (double)(t->tm + t->tn) * GEMM_TILE_K * esz;
-        t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
+        t->ctas_per_sm = w->align1 ? 1 : occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
         t->tile_flops_tensor = 2.0 * (double)t->tm * (double)t->tn * (double)kt;
+        if (w->align1) /* per-tile prologue and a scalar epilogue (hw kernels.gemm_align1_*) */
+            t->tile_fixed_clk = g->gemm_align1_tile_clk +
+                                g->gemm_align1_clk_per_out_elem * (double)t->tm * (double)t->tn;
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles; /* fused epilogues (vf) */
         /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 */
@@ -197,6 +211,36 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * threads (launch_vectorized_layer_norm_kernel: blocks(M), num_threads() = 128);
          * softmax over rows of <= 1024 elements runs one warp per row, 4 rows per CTA
          * (persistent warp softmax); reductions pack rows until a CTA holds 1024 elements */
+        if (w->col_reduce) {
+            /* ATen's column reduction (Reduce.cuh setReduceConfig, grids read with the
+             * profiler on the H200): 128-thread CTAs of 32 x 4 threads, 4 outputs per thread, so
+             * ceil(C / 128) CTAs across the outputs and grid.y CTAs along the R reduced rows, as
+             * many as fill the GPU (sm_count x max threads / 128) but at least 16 rows per
+             * thread; with grid.y > 1 each CTA stores a partial and the last one sums the grid.y
+             * partials of its outputs, 4 per step (kernels.col_reduce_partial_ns a step) */
+            int64_t C = w->rows ? w->rows : 1, bx = 32, by = COL_REDUCE_BLOCK_Y, per = 4;
+            if (C < 64) { /* few outputs: narrow, tall 512-thread CTAs, one output a thread */
+                for (bx = 1; bx < 32 && 2 * bx < C; bx *= 2)
+                    ;
+                by = COL_REDUCE_FEW_THREADS / bx;
+                per = 1;
+            }
+            int64_t gx = cdiv(C, bx * per);
+            int64_t fill = ((int64_t)g->sm_count * g->max_threads_per_sm / (bx * by)) / gx;
+            int64_t gy = cdiv(w->row_len, by * COL_REDUCE_MIN_ROWS);
+            if (gy > fill)
+                gy = fill;
+            if (gy < 1)
+                gy = 1;
+            t->tiles = gx * gy;
+            t->threads_per_cta = (int)(bx * by);
+            t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
+            t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+            t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+            if (gy > 1)
+                t->tail_s = (double)cdiv(gy, by) * g->col_reduce_partial_ns * 1e-9;
+            break;
+        }
         int64_t rows_per_cta = 1;
         op_rowgrid grid = op_info_of(w->type)->rowgrid;
         if (grid == ROWGRID_PACK && w->row_len < ROW_MIN_ELEMS_PER_CTA)
@@ -285,10 +329,20 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     double tile_tensor_s;
     if (t.tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
         tile_tensor_s = t.tile_flops_tensor / roof_simt_rate(g, c->clock_MHz);
+    else if (w->align1) /* cuBLAS's alignment-1 kernels: their own k-loop rate and tile cost */
+        tile_tensor_s = (t.tile_flops_tensor / g->gemm_align1_flop_per_clk_per_sm + t.tile_fixed_clk) /
+                        (c->clock_MHz * 1e6);
     else
         tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
     double tile_simt_s = t.tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
                          t.tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
+    if (w->unaligned) {
+        /* ATen copies unaligned rows element by element: issue-bound at a measured rate of
+         * bytes moved (read + written) per SM clock (kernels.unaligned_copy_bytes_per_clk_per_sm) */
+        double bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
+        tile_simt_s = fmax(tile_simt_s, bytes / (g->unaligned_copy_bytes_per_clk_per_sm *
+                                                 c->clock_MHz * 1e6));
+    }
     if (t.tile_inst > 0) {
         /* measured instruction counts: issue-bound time (they include the math); a persistent
          * stage kernel keeps its CTAs and pays ATen's per-CTA prologue and block-reduction
@@ -341,9 +395,22 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
             r->l2_s = atomic_s;
     }
     r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) / roof_dram_Bps(g, active, inflight);
+    double overlapped_dram_s = r->dram_s;
+    r->tail_s = t.tail_s;
+    if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) {
+        /* a library GEMM writes its output tile after its mainloop (the epilogue): the
+         * writes follow the reads and the math instead of overlapping them (measured on the
+         * H200: short-K GEMMs whose output dominates take about reads + writes, not their max,
+         * hw/calibrate/apps shortk) */
+        double bw = roof_dram_Bps(g, active, inflight);
+        overlapped_dram_s = (double)r->dram_read_bytes / bw;
+        r->tail_s += (double)r->dram_write_bytes / bw;
+    }
     r->launch_s = cost_launch_s(g, c);
     /* the first tile waits one memory round trip before it can compute (pipeline fill) */
     r->latency_s = (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
+    if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) /* set-up, fill, drain */
+        r->latency_s += g->gemm_fixed_clk / (c->clock_MHz * 1e6);
     if (t.split_k > 1)
         r->latency_s += g->l2_latency_ns * 1e-9; /* partial-sum reduction round trip */
     r->flops = w->flops_tensor + w->flops_simt;
@@ -353,8 +420,12 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->cdt = w->cdt;
     r->tensor_on_simt = t.tile_flops_tensor > 0 && tr <= 0;
 
-    r->bound = roof_bound(r->compute_s, r->l2_s, r->dram_s, r->launch_s + r->latency_s, dispatch_bound);
-    r->time_s = r->launch_s + r->latency_s + fmax(r->compute_s, fmax(r->l2_s, r->dram_s));
+    double body = fmax(r->compute_s, fmax(r->l2_s, overlapped_dram_s));
+    r->bound = roof_bound(r->compute_s, r->l2_s, overlapped_dram_s + r->tail_s,
+                          r->launch_s + r->latency_s, dispatch_bound);
+    if (t.tail_s > body) /* the serial partial sums dominate */
+        r->bound = BOUND_LATENCY;
+    r->time_s = r->launch_s + r->latency_s + body + r->tail_s;
     roof_util(g, r->flops, w->flops_tensor > 0, w->cdt, r->dram_read_bytes + r->dram_write_bytes,
               r->time_s, c->clock_MHz, &r->sm_util, &r->dram_util);
 }

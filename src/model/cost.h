@@ -27,12 +27,17 @@ typedef struct cost_tiling {
     double tile_inst;         /* issued thread-instructions per tile when known (replaces SIMT FLOPs) */
     int64_t l2_bytes;    /* L2 -> SM bytes of the whole kernel, re-reads included */
     int64_t extra_dram_read_bytes; /* operand re-reads that miss L2 (working set > L2) */
+    double tile_fixed_clk;    /* SM clocks per tile beyond its FLOPs (alignment-1 GEMM kernels) */
+    double tail_s;            /* serial work after the parallel body (column-reduction partials) */
 } cost_tiling;
 
 typedef struct cost_result {
     double time_s;                 /* launch_s + latency_s + max(compute_s, l2_s, dram_s) */
     double compute_s, tensor_s, simt_s, l2_s, dram_s, latency_s, launch_s;
     double dispatch_s;             /* tiles x CTA dispatch time (inside compute_s when larger) */
+    double tail_s;                 /* serial steps after the body: a GEMM's output write (its
+                                      epilogue does not overlap its own mainloop), a column
+                                      reduction's partial sums; inside time_s */
     cost_bound bound;
     int64_t flops;                 /* flops_tensor + flops_simt */
     int64_t flops_tensor, flops_simt, sfu_ops;

@@ -633,6 +633,29 @@ int op_is_free(const wl_graph *g, const wl_op *o)
     return 0;
 }
 
+/* Bytes that make a leading dimension or a row "aligned": one 128-bit vector (cuBLAS picks its
+ * alignment-8 bf16 kernels and ATen its vectorized copies only at 16-byte strides). */
+enum { VECTOR_BYTES = 16 };
+
+static int unaligned(int64_t elems, dtype d)
+{
+    return (elems * dt_bytes(d)) % VECTOR_BYTES != 0;
+}
+
+/* cuBLAS's operand alignment for C[M,N] = op(A) op(B), row-major storage: the leading dimension
+ * of A (K, or M when stored transposed), of B (N, or K when stored transposed) and of C (N). A
+ * vector operand (M or N of 1) goes to cuBLAS's GEMV-like path instead. */
+static int gemm_align1(const wl_graph *g, const wl_op *o, const gemm_geo *gg)
+{
+    if (gg->m == 1 || gg->n == 1)
+        return 0;
+    dtype d = IN(g, o, 0)->dt;
+    int ta = o->type == OP_MATMUL && wl_attr_int(o, "transpose_a", 0);
+    int tb = (int)wl_attr_int(o, "transpose_b", 0);
+    int64_t lda = ta ? gg->m : gg->k, ldb = tb ? gg->k : gg->n;
+    return unaligned(lda, d) || unaligned(ldb, d) || unaligned(gg->n, d);
+}
+
 /* Expected distinct rows touched by n uniform random lookups into r rows:
  * r * (1 - (1 - 1/r)^n) (balls into bins). */
 static double expected_distinct(double r, double n)
@@ -693,12 +716,27 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         CHK(wl_mul(mnk, 2, &w->flops_tensor));
         if (o->type == OP_LINEAR && o->nin == 3)
             w->flops_simt = mn; /* bias add in the epilogue */
+        w->align1 = gemm_align1(g, o, &gg);
         break;
     }
     case OPK_STREAM: {
         w->elems = y->elems;
         if (o->type == OP_SLICE || o->type == OP_TRANSPOSE || o->type == OP_RESHAPE || o->type == OP_VIEW)
             w->in_bytes[0] = y->bytes; /* a slice reads only what it keeps */
+        if (o->type == OP_CONCAT || o->type == OP_SLICE) {
+            /* along the last axis, a piece whose width (or offset) is not a 16-byte multiple
+             * makes ATen copy element by element */
+            const wl_tensor *x0 = IN(g, o, 0);
+            int a = 0;
+            norm_axis(wl_attr_int(o, "axis", 0), x0->ndim, &a);
+            if (a == x0->ndim - 1) {
+                for (int i = 0; i < o->nin; i++)
+                    w->unaligned |= unaligned(IN(g, o, i)->dim[a], x0->dt);
+                if (o->type == OP_SLICE)
+                    w->unaligned |= unaligned(y->dim[a], x0->dt) ||
+                                    unaligned(wl_attr_int(o, "start", 0), x0->dt);
+            }
+        }
         if (o->type == OP_INDEX_COPY) {
             /* in place: the destination is not read; only the source rows are written */
             w->in_bytes[0] = 0;
@@ -715,6 +753,16 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         if (o->type == OP_REDUCE) {
             w->rows = y->elems;
             w->row_len = x->elems / (y->elems ? y->elems : 1);
+            /* the innermost axis kept and some outer axis reduced: a column reduction */
+            const wl_attr *ax = wl_attr_get(o, "axes");
+            int inner = 0, outer = 0;
+            for (int i = 0; ax && i < ax->nlist; i++) {
+                int a = 0;
+                norm_axis(ax->list[i], x->ndim, &a);
+                inner |= a == x->ndim - 1;
+                outer |= a < x->ndim - 1;
+            }
+            w->col_reduce = outer && !inner;
         } else if (o->type == OP_SOFTMAX || o->type == OP_SOFTMAX_BWD) {
             int a = 0;
             norm_axis(wl_attr_int(o, "axis", -1), x->ndim, &a);

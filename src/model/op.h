@@ -172,6 +172,12 @@ typedef struct op_work {
     int is_backward;            /* ATTN_BWD etc. */
     double inst_per_elem;       /* ROW kernels: issued thread-instructions per element and per */
     double inst_per_cta;        /* CTA (ATen's kernels, measured with ncu; 0 = use the FLOPs) */
+    int align1;                 /* GEMM: a leading dimension not a multiple of 16 bytes sends
+                                   cuBLAS to its alignment-1 kernels (cost.c) */
+    int col_reduce;             /* ROW reduce over outer axes only (the output is contiguous):
+                                   ATen's column reduction (cost.c) */
+    int unaligned;              /* STREAM copy (concat, slice) of rows that are not a multiple of
+                                   16 bytes: ATen's element-wise, non-vectorized path */
 } op_work;
 
 /** Name of a type ("matmul"). */

@@ -53,13 +53,32 @@ def models():
     return _M
 
 
+class _no_init:
+    """Skip nn.init's random fills while the module is built: the exporter needs shapes only
+    (it traces on the meta device), and initialising the 218M Llama weights four times takes
+    most of a minute with Debian's reference BLAS build."""
+    NAMES = ("kaiming_uniform_", "kaiming_normal_", "uniform_", "normal_", "xavier_uniform_",
+             "xavier_normal_", "trunc_normal_")
+
+    def __enter__(self):
+        import torch.nn.init as init
+        self.saved = {n: getattr(init, n) for n in self.NAMES if hasattr(init, n)}
+        for n in self.saved:
+            setattr(init, n, lambda t, *a, **k: t)
+
+    def __exit__(self, *exc):
+        import torch.nn.init as init
+        for n, f in self.saved.items():
+            setattr(init, n, f)
+        return False
+
+
 def factory(app):
     def build(**sizes):
         M = models()
         p = M.workload_params(app, "inference", sizes)
-        torch = sys.modules["torch"]
-        torch.manual_seed(0)
-        return M.module_for(app, p)
+        with _no_init():
+            return M.module_for(app, p)
     build.__name__ = app.replace("-", "_")
     return build
 
