@@ -422,11 +422,12 @@ START_TEST(test_structured_ops)
         ck_assert_int_eq(g.op[s].type, OP_SLICE);
         ck_assert_int_eq(wl_attr_int(&g.op[s], "start", -1), i * 16);
     }
-    /* scatter_add -> gather; index_select -> index_add; embedding -> index_add into [R, D] */
+    /* scatter_add -> gather; index_select -> index_add; embedding -> embedding_backward into
+     * [R, D] */
     ck_assert_int_eq(g.op[find_op(&g, "sca.grad_x")].type, OP_GATHER);
     ck_assert_int_eq(g.op[find_op(&g, "gat.grad_x")].type, OP_INDEX_ADD);
     int eb = find_op(&g, "lookup.grad_w");
-    ck_assert_int_eq(g.op[eb].type, OP_INDEX_ADD);
+    ck_assert_int_eq(g.op[eb].type, OP_EMBEDDING_BWD);
     int gt = final_grad(&g, wl_find_tensor(&g, "tab"));
     ck_assert_int_eq(g.op[eb].out[0], gt);
     ck_assert_int_eq(g.t[gt].dim[0], 100);

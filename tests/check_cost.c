@@ -456,6 +456,108 @@ START_TEST(test_unaligned_copy)
 }
 END_TEST
 
+/* cuBLAS's wmma alignment-1 kernel for tiny batched products (DLRM's 27x27 interaction, K=128,
+ * 4096 of them): 32x32 tiles, one per batch, one CTA per SM: ceil(4096 / 132) = 32 waves of
+ * (2*32*32*128 / align1 rate + tile clocks + per-element clocks x 1024). */
+START_TEST(test_gemm_align1_wmma)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w = gemm(27, 27, 128, DT_BF16);
+    w.batch = 4096;
+    w.align1 = 1;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert(t.tm == 32 && t.tn == 32);
+    ck_assert_int_eq(t.tiles, 4096);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, 0, 0, &r);
+    double clk = 2.0 * 32 * 32 * 128 / g.gemm_align1_flop_per_clk_per_sm + g.gemm_align1_tile_clk +
+                 g.gemm_align1_clk_per_out_elem * 32 * 32;
+    ck_assert_int_eq(r.waves, 32);
+    ck_assert_double_eq_tol(r.tensor_s, 32 * clk / 1830e6, 1e-12);
+}
+END_TEST
+
+/* Generated kernels (inductor): a row op costs its FLOPs, not ATen's instruction counts, with
+ * short rows packed 1024 elements to a CTA; a column reduction is a split reduction of one
+ * resident wave (132 SMs x 2048 / 128 threads = 2112 CTAs) instead of ATen's grid and partials. */
+START_TEST(test_generated_rows)
+{
+    hw_gpu g = synth();
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_ROW;
+    w.type = OP_LAYERNORM;
+    w.cdt = DT_FP32;
+    w.rows = 1600;
+    w.row_len = 128;
+    w.elems = 1600 * 128;
+    w.flops_simt = 8 * w.elems;
+    w.inst_per_elem = 2;
+    w.inst_per_cta = 1000;
+    w.nin = 1;
+    w.in_bytes[0] = w.in_l2_bytes = w.out_bytes = 4 * w.elems;
+    w.generated = 1;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.tiles, 1600 / 8); /* 8 rows of 128 per CTA */
+    ck_assert_double_eq(t.tile_inst, 0);
+    ck_assert_double_eq_tol(t.tile_flops_simt, 8.0 * 1024, 1e-9);
+    hw_gpu h = load_hw("h200");
+    w.type = OP_REDUCE;
+    w.col_reduce = 1;
+    w.rows = 128;
+    w.row_len = 393216;
+    w.elems = 128LL * 393216;
+    cost_tile(&h, &w, h.sm_count, &t);
+    ck_assert_int_eq(t.tiles, 132 * 16);
+    ck_assert_double_eq(t.tail_s, 0);
+}
+END_TEST
+
+/* The dense gradient of an embedding table [R=1000, D=128] bf16 from n=4096 rows. ATen: 30
+ * kernels (each a launch and a round trip), the zero fill in 2048-byte CTAs plus two CTAs per
+ * index; no L2 atomics (it sorts). Inductor: the fp32 table written (2x the bf16 bytes) and read
+ * back; 1024-element CTAs for the fill, the atomic adds and the conversion. */
+START_TEST(test_embedding_backward)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_SCATTER;
+    w.type = OP_EMBEDDING_BWD;
+    w.cdt = DT_BF16;
+    w.rows = 4096;
+    w.row_len = 128;
+    w.table_rows = 1000;
+    w.elems = 4096 * 128;
+    w.nin = 2;
+    w.in_bytes[0] = 4096 * 128 * 2;
+    w.in_bytes[1] = 4096 * 8;
+    w.in_l2_bytes = w.in_bytes[0] + w.in_bytes[1];
+    w.out_bytes = 1000 * 128 * 2;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.kernels, 30);
+    ck_assert_int_eq(t.tiles, 256000 / 2048 + 2 * 4096);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_l2_bytes, w.out_bytes, &r);
+    ck_assert_double_eq_tol(r.launch_s, 30 * g.launch_graph_overhead_us * 1e-6, 1e-15);
+    ck_assert_int_eq(r.dram_write_bytes, 256000);
+    w.generated = 1;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.kernels, 3);
+    ck_assert_int_eq(t.extra_dram_write_bytes, 512000);
+    ck_assert_int_eq(t.extra_dram_read_bytes, 512000);
+    ck_assert_int_eq(t.tiles, 2 * 125 + 512);
+    cost_eval(&g, &w, g.sm_count, &c, w.in_l2_bytes, w.out_bytes, &r);
+    ck_assert_int_eq(r.dram_write_bytes, 256000 + 512000);
+    ck_assert_int_eq(r.dram_read_bytes, w.in_l2_bytes + 512000);
+}
+END_TEST
+
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
@@ -477,6 +579,9 @@ static Suite *cost_suite(void)
     tcase_add_test(e, test_gemm_align1);
     tcase_add_test(e, test_gemm_epilogue_and_fixed);
     tcase_add_test(e, test_unaligned_copy);
+    tcase_add_test(e, test_gemm_align1_wmma);
+    tcase_add_test(e, test_generated_rows);
+    tcase_add_test(e, test_embedding_backward);
     suite_add_tcase(s, e);
     return s;
 }

@@ -11,6 +11,7 @@
 
 #include "../io/hw_json.h"
 #include "../io/wl_json.h"
+#include "../model/exec/vf.h"
 #include "../model/expr.h"
 
 static const struct {
@@ -25,7 +26,7 @@ static const struct {
     {"--rest", O_REST, 1},     {"--vf-backward", O_VFBWD, 0}, {"--optimizer", O_OPTIM, 1},
     {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
     {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
-    {"--progress", O_PROGRESS, 0},
+    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -192,6 +193,13 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
         case O_VFBWD:
             c->opts.vf_backward = 1;
             break;
+        case O_VF: {
+            int pol = vf_policy_parse(val);
+            if (pol < 0)
+                return bad(e, name, "expected inductor, paper or rules, got \"%s\"", val);
+            c->opts.vf_policy = pol;
+            break;
+        }
         case O_OPTIM:
             if (!strcmp(val, "none"))
                 c->opts.optimizer = OPTIM_NONE;

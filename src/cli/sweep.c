@@ -39,7 +39,8 @@ static const char *const HELP =
     "  -o FILE                          write FILE atomically; rows go to FILE.partial first\n"
     "  --resume                         with -o: keep the finished points of FILE.partial\n"
     "  --progress                       progress bar even when stderr is not a terminal\n"
-    "  --set, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf-backward\n"
+    "  --set, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
+    "  --vf-backward\n"
     "                                   as for predict\n"
     "\n"
     "example: kitsune sweep --hw a100 --workload nerf --vary sm_count=54,108,216 --vary B=32:4096:x2\n";

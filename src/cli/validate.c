@@ -30,7 +30,8 @@ static const char *const HELP =
     "  --max-error F               exit status 3 when the MAPE exceeds F (a fraction, e.g. 0.15)\n"
     "  --format table|json|csv     (default table; csv: the per-row table)\n"
     "  -o FILE                     write to FILE (atomically) instead of stdout\n"
-    "  --set, --select, --scheduler, --rest, --launch, --optimizer, --vf-backward as for predict\n"
+    "  --set, --select, --scheduler, --rest, --launch, --optimizer, --vf, --vf-backward as for\n"
+    "  predict\n"
     "\n"
     "exit status: 0; 3 when --max-error is exceeded; 2 for bad input; 1 when a model run failed\n"
     "\n"
@@ -514,6 +515,6 @@ done:
 
 const cli_command cmd_validate = {
     "validate", "compare the model with a reference table (paper, measurements)", HELP,
-    O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD | O_OPTIM | O_FORMAT |
+    O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD | O_VF | O_OPTIM | O_FORMAT |
         O_OUT | O_MAXERR,
     CMD_OUT, run};

@@ -514,8 +514,8 @@ static int rule_reduce(ad_ctx *c, const wl_op *o, int dy)
 }
 
 /* Index ops: gather/index_select -> scatter_add/index_add of dy into x's shape; embedding ->
- * index_add of the flattened dy rows into the dense [R, D] table gradient (PyTorch's dense
- * embedding backward); scatter_add/index_add -> gather/index_select of dy; index_copy -> src:
+ * embedding_backward of the flattened dy rows into the dense [R, D] table gradient (PyTorch's
+ * dense embedding backward: sort-based in ATen, zero-fill + atomic adds under inductor); scatter_add/index_add -> gather/index_select of dy; index_copy -> src:
  * index_select of dy, dst: dy with src's rows replaced by zeros. */
 static int rule_index(ad_ctx *c, const wl_op *o, int dy)
 {
@@ -533,8 +533,7 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
         if (i2 < 0)
             return -1;
         int in[2] = {g2, i2};
-        wl_attr at = attr_int("axis", 0);
-        return accumulate(c, x, op1_like(c, "grad_w", OP_INDEX_ADD, in, 2, x, &at, 1));
+        return accumulate(c, x, op1_like(c, "grad_w", OP_EMBEDDING_BWD, in, 2, x, NULL, 0));
     }
     if (inf->grad == GR_DUAL) { /* gather <-> scatter_add, index_select <-> index_add */
         if (!c->rg[x])

@@ -108,6 +108,47 @@ static void gemm_pick_tile(const hw_gpu *g, const op_work *w, int sms, int esz, 
     }
 }
 
+/* The dense gradient of an embedding table (PyTorch's embedding_dense_backward), kernels read in
+ * the H200 traces of DLRM training (validation/apps/h200-apps-kernels.csv):
+ * - ATen (embedding_dense_backward_cuda): cub's radix sort of the int64 indices (8 one-sweep
+ *   passes with their histogram and memsets), a zero fill of the whole table (16 bytes per
+ *   thread), seven segment-bookkeeping kernels, then compute_grad_weight (one CTA per partial
+ *   segment, about one per index) and sum_and_scatter (one CTA per index): EMB_BWD_ATEN_KERNELS
+ *   kernels, the two per-index kernels bound by CTA dispatch;
+ * - generated (inductor's decomposition): a zero fill of an fp32 table, atomic fp32 adds of the
+ *   rows (index_put with accumulate), a conversion to the table's dtype: the fp32 table is
+ *   written, read back and converted (EMB_BWD_GEN_KERNELS kernels). */
+/* Elements per CTA of Triton's generated pointwise kernels (inductor's XBLOCK for large 1-D
+ * pointwise loops; the H200 traces show 1024-element CTAs, e.g. 325000 CTAs for 332.8 M). */
+enum { TRITON_XBLOCK = 1024 };
+enum { EMB_BWD_ATEN_KERNELS = 30, EMB_BWD_ATEN_PER_INDEX_KERNELS = 2, EMB_BWD_GEN_KERNELS = 3,
+       EMB_BWD_ACC_BYTES = 4 };
+
+static void embedding_bwd_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    int64_t table = w->out_bytes; /* the dense gradient, every row written */
+    int64_t rows = w->rows > 0 ? w->rows : 1;
+    t->threads_per_cta = STREAM_THREADS;
+    t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+    int64_t vec = STREAM_THREADS * STREAM_BYTES_PER_THREAD;
+    if (!w->generated) {
+        t->kernels = EMB_BWD_ATEN_KERNELS;
+        t->tiles = cdiv(table, vec) + EMB_BWD_ATEN_PER_INDEX_KERNELS * rows;
+        /* dy rows read twice (partial sums, then the scatter), the table written */
+        t->l2_bytes = (int64_t)fmin(2.0 * (double)w->in_l2_bytes + (double)table, 9.0e18);
+    } else {
+        int64_t esz = table / (w->table_rows > 0 && w->row_len > 0 ? w->table_rows * w->row_len : 1);
+        double acc = (double)table / (double)(esz > 0 ? esz : 1) * EMB_BWD_ACC_BYTES;
+        int64_t acc_elems = (int64_t)(acc / EMB_BWD_ACC_BYTES);
+        t->kernels = EMB_BWD_GEN_KERNELS;
+        t->tiles = 2 * cdiv(acc_elems, TRITON_XBLOCK) + cdiv(w->elems ? w->elems : 1, TRITON_XBLOCK);
+        t->extra_dram_write_bytes = (int64_t)acc; /* the fp32 zero fill */
+        t->extra_dram_read_bytes = (int64_t)acc;  /* read back by the conversion */
+        t->l2_bytes = (int64_t)fmin(3.0 * acc + (double)w->in_l2_bytes + (double)table, 9.0e18);
+    }
+    t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+}
+
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
 {
     memset(t, 0, sizeof *t);
@@ -121,10 +162,14 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * 4-stage pipeline fits shared memory) with the least wave-quantized tensor work.
          * Alignment-1 problems get cuBLAS's legacy sm75 kernels (hw/calibrate/apps: ncu names
          * cutlass_75_tensorop_bf16_s1688gemm_*_align1): 128x128 tiles, or 64x64 when a side is
-         * at most 64 or 128x128 tiles would not fill the SMs; one CTA per SM */
+         * at most 64 or 128x128 tiles would not fill the SMs, 32x32 (the wmma kernel
+         * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_tn_align1) when both sides
+         * are at most 32; one CTA per SM */
         if (w->align1) {
             int64_t big = cdiv(w->m, 128) * cdiv(w->n, 128) * w->batch;
-            t->tm = t->tn = (w->m <= 64 || w->n <= 64 || big < sms) ? 64 : 128;
+            t->tm = t->tn = (w->m <= 32 && w->n <= 32)                ? 32
+                            : (w->m <= 64 || w->n <= 64 || big < sms) ? 64
+                                                                      : 128;
         } else {
             gemm_pick_tile(g, w, sms, esz, &t->tm, &t->tn);
         }
@@ -211,6 +256,23 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * threads (launch_vectorized_layer_norm_kernel: blocks(M), num_threads() = 128);
          * softmax over rows of <= 1024 elements runs one warp per row, 4 rows per CTA
          * (persistent warp softmax); reductions pack rows until a CTA holds 1024 elements */
+        if (w->col_reduce && w->generated) {
+            /* Inductor's split reduction (triton_red_*): the reduced rows are cut into enough
+             * CTAs to fill the GPU, each streaming its slice once, like an element-wise kernel
+             * over the input (H200: 393216 x 128 bf16 bias gradients in 24 us, DRAM speed,
+             * against ATen's 186 us; validation/apps/h200-apps-kernels.csv) */
+            int64_t fill = (int64_t)g->sm_count * (g->max_threads_per_sm / STREAM_THREADS);
+            t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+            if (t->tiles > fill) /* each CTA loops over its slice: one resident wave (2048 on
+                                    the H200 for the bias gradients above) */
+                t->tiles = fill;
+            t->threads_per_cta = STREAM_THREADS;
+            t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+            t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+            t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+            t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+            break;
+        }
         if (w->col_reduce) {
             /* ATen's column reduction (Reduce.cuh setReduceConfig, grids read with the
              * profiler on the H200): 128-thread CTAs of 32 x 4 threads, 4 outputs per thread, so
@@ -243,6 +305,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         }
         int64_t rows_per_cta = 1;
         op_rowgrid grid = op_info_of(w->type)->rowgrid;
+        if (w->generated) /* Triton's persistent reductions: short rows packed like ours */
+            grid = ROWGRID_PACK;
         if (grid == ROWGRID_PACK && w->row_len < ROW_MIN_ELEMS_PER_CTA)
             rows_per_cta = ROW_MIN_ELEMS_PER_CTA / w->row_len;
         else if (grid == ROWGRID_WARP && w->row_len <= ROW_MIN_ELEMS_PER_CTA)
@@ -252,12 +316,16 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->ctas_per_sm = occupancy(g, 0, ROW_THREADS_ATEN);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
-        if (w->inst_per_elem > 0 || w->inst_per_cta > 0)
+        if (!w->generated && (w->inst_per_elem > 0 || w->inst_per_cta > 0))
             t->tile_inst = w->inst_per_cta + w->inst_per_elem * (double)w->elems / (double)t->tiles;
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
         break;
     }
     case OPK_SCATTER: {
+        if (w->type == OP_EMBEDDING_BWD) {
+            embedding_bwd_tile(g, w, t);
+            break;
+        }
         t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
         t->threads_per_cta = STREAM_THREADS;
         t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
@@ -280,7 +348,7 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         }
         t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * per_thread);
         t->threads_per_cta = STREAM_THREADS;
-        if (w->kind == OPK_GATHER && w->rows > 0 && w->out_bytes > 0) {
+        if (w->kind == OPK_GATHER && !w->generated && w->rows > 0 && w->out_bytes > 0) {
             /* ATen's vectorized_gather_kernel<16>: one 16-byte vector per thread, a CTA of
              * whole warps (at most GATHER_MAX_THREADS) per gathered row, as many CTAs per row
              * as the row needs (ncu on the H200: 256-byte rows -> 32-thread CTAs, one per
@@ -296,7 +364,9 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
-        if (w->kind == OPK_GATHER) {
+        if (w->generated)
+            t->extra_dram_read_bytes = w->refetch_bytes;
+        else if (w->kind == OPK_GATHER) {
             /* distinct rows that do not stay in L2 are fetched again on later lookups */
             double distinct = (double)w->in_bytes[0], all = (double)w->in_l2_bytes;
             if (distinct > l2cap && all > distinct)
@@ -336,7 +406,7 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
     double tile_simt_s = t.tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
                          t.tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
-    if (w->unaligned) {
+    if (w->unaligned && !w->generated) {
         /* ATen copies unaligned rows element by element: issue-bound at a measured rate of
          * bytes moved (read + written) per SM clock (kernels.unaligned_copy_bytes_per_clk_per_sm) */
         double bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
@@ -373,7 +443,7 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
 
     r->l2_bytes = t.l2_bytes;
     r->dram_read_bytes = ext_dram_read + t.extra_dram_read_bytes;
-    r->dram_write_bytes = ext_dram_write;
+    r->dram_write_bytes = ext_dram_write + t.extra_dram_write_bytes;
     /* bytes in flight per SM: cp.async pipelines (GEMM, attention) and vectorized kernels keep
      * one 16-byte load per thread of a full SM outstanding; other kernels are limited by their
      * resident threads (16-byte vector loads, as ATen's kernels issue them) and by the bytes a
@@ -383,13 +453,17 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         double threads = (double)t.ctas_per_sm * t.threads_per_cta;
         if (threads > g->max_threads_per_sm)
             threads = g->max_threads_per_sm;
-        double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
+        double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes + t.extra_dram_read_bytes +
+                                        t.extra_dram_write_bytes) /
+                               (double)t.tiles;
         double per_cta = fmin(threads / t.ctas_per_sm * ROOF_INFLIGHT_BYTES_PER_THREAD, per_cta_bytes);
         inflight = fmax(1.0, fmin(inflight, per_cta * t.ctas_per_sm));
     }
     r->l2_s = (double)r->l2_bytes / roof_l2_Bps(g, active, inflight, c->clock_MHz);
-    if (w->kind == OPK_SCATTER && g->l2_atomic_Gops > 0) {
-        /* every element is one atomic read-modify-write executed at L2 */
+    if (w->kind == OPK_SCATTER && g->l2_atomic_Gops > 0 &&
+        !(w->type == OP_EMBEDDING_BWD && !w->generated)) {
+        /* every element is one atomic read-modify-write executed at L2 (ATen's embedding
+         * backward sorts instead) */
         double atomic_s = (double)w->elems / (g->l2_atomic_Gops * 1e9 * (c->clock_MHz / g->clock_MHz));
         if (atomic_s > r->l2_s)
             r->l2_s = atomic_s;
@@ -406,9 +480,11 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         overlapped_dram_s = (double)r->dram_read_bytes / bw;
         r->tail_s += (double)r->dram_write_bytes / bw;
     }
-    r->launch_s = cost_launch_s(g, c);
-    /* the first tile waits one memory round trip before it can compute (pipeline fill) */
-    r->latency_s = (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
+    double kernels = t.kernels > 1 ? (double)t.kernels : 1.0;
+    r->launch_s = kernels * cost_launch_s(g, c);
+    /* the first tile waits one memory round trip before it can compute (pipeline fill); an op
+     * of several kernels waits once per kernel */
+    r->latency_s = kernels * (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
     if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) /* set-up, fill, drain */
         r->latency_s += g->gemm_fixed_clk / (c->clock_MHz * 1e6);
     if (t.split_k > 1)

@@ -106,6 +106,9 @@ static const op_info OP_TABLE[OP_COUNT] = {
     [OP_INDEX_SELECT] = INDEX_OP("index_select", OPK_GATHER, OP_INDEX_ADD),
     [OP_SCATTER_ADD] = INDEX_OP("scatter_add", OPK_SCATTER, OP_GATHER),
     [OP_INDEX_ADD] = INDEX_OP("index_add", OPK_SCATTER, OP_INDEX_SELECT),
+    [OP_EMBEDDING_BWD] = {.name = "embedding_backward", .kind = OPK_SCATTER, ARITY(2, 2), .attrs = "",
+                          .flags = OPF_INDEX | OPF_TRAIN_ONLY, .fuse = FUSE_NONE,
+                          .fuse_why = INDEX_WHY, .grad = GR_UNSUPPORTED},
     [OP_INDEX_COPY] = {.name = "index_copy", .kind = OPK_STREAM, ARITY(3, 3), .attrs = "axis,",
                        .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
                        .grad = GR_INDEX_COPY},
@@ -514,6 +517,7 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
     case OP_INDEX_SELECT:
     case OP_SCATTER_ADD:
     case OP_INDEX_ADD:
+    case OP_EMBEDDING_BWD:
     case OP_INDEX_COPY: {
         int is_copy = o->type == OP_INDEX_COPY;
         const wl_tensor *x = IN(g, o, 0), *idx = IN(g, o, 1);
@@ -523,7 +527,7 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
             FAIL("attrs.axis", "axis out of range");
         if (dt_is_float(idx->dt) || idx->ndim != 1)
             FAIL("inputs[1]", "index must be a 1-D integer tensor");
-        int scatter = o->type == OP_SCATTER_ADD || o->type == OP_INDEX_ADD;
+        int scatter = o->type == OP_SCATTER_ADD || o->type == OP_INDEX_ADD || o->type == OP_EMBEDDING_BWD;
         if (scatter || is_copy) {
             if (src->dim[a] != idx->dim[0])
                 FAILX(is_copy ? "inputs[2]" : "inputs[0]",
@@ -654,6 +658,56 @@ static int gemm_align1(const wl_graph *g, const wl_op *o, const gemm_geo *gg)
     int tb = (int)wl_attr_int(o, "transpose_b", 0);
     int64_t lda = ta ? gg->m : gg->k, ldb = tb ? gg->k : gg->n;
     return unaligned(lda, d) || unaligned(ldb, d) || unaligned(gg->n, d);
+}
+
+/* Elements of t with the flagged dimensions rounded up to a 16-byte multiple. */
+static int64_t padded_elems(const wl_tensor *t, const int *flag)
+{
+    int64_t v = VECTOR_BYTES / (dt_bytes(t->dt) > 0 ? dt_bytes(t->dt) : 1), n = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        int64_t d = t->dim[i];
+        if (flag[i] && v > 0 && d % v)
+            d += v - d % v;
+        if (wl_mul(n, d, &n))
+            return -1;
+    }
+    return n;
+}
+
+int op_gemm_pad_bytes(const wl_graph *g, const wl_op *o, int64_t pad[3])
+{
+    pad[0] = pad[1] = pad[2] = 0;
+    gemm_geo gg;
+    char msg[8], sub[8];
+    if (op_type_kind(o->type) != OPK_GEMM || gemm_geometry(g, o, &gg, msg, sizeof msg, sub, sizeof sub))
+        return 0;
+    const wl_tensor *a = IN(g, o, 0), *b = IN(g, o, 1);
+    int lin = o->type == OP_LINEAR, ta = !lin && wl_attr_int(o, "transpose_a", 0);
+    int tb = (int)wl_attr_int(o, "transpose_b", 0);
+    int padk = unaligned(gg.k, a->dt), padn = unaligned(gg.n, a->dt);
+    /* pad_mm pads K and N only: an A stored transposed with an unaligned M stays unaligned */
+    if ((!padk && !padn) || (ta && unaligned(gg.m, a->dt)))
+        return 0;
+    int fa[WL_MAXDIM] = {0}, fb[WL_MAXDIM] = {0}, fc[WL_MAXDIM] = {0};
+    int ak = ta ? a->ndim - 2 : a->ndim - 1;
+    int bk = lin ? (tb ? 1 : 0) : (tb ? b->ndim - 1 : b->ndim - 2);
+    int bn = lin ? (tb ? 0 : 1) : (tb ? b->ndim - 2 : b->ndim - 1);
+    fa[ak] = padk;
+    fb[bk] = padk;
+    fb[bn] = padn;
+    fc[0] = padn;
+    const int *flags[3] = {fa, fb, fc};
+    int need[3] = {padk, padk || padn, padn && o->nin > 2};
+    for (int j = 0; j < 3 && j < o->nin; j++) {
+        if (!need[j])
+            continue;
+        const wl_tensor *t = IN(g, o, j);
+        int64_t n = padded_elems(t, flags[j]), bytes;
+        if (n < 0 || wl_mul(n, (int64_t)dt_bytes(t->dt), &bytes))
+            return -1;
+        pad[j] = bytes;
+    }
+    return 0;
 }
 
 /* Expected distinct rows touched by n uniform random lookups into r rows:

@@ -59,6 +59,7 @@ typedef enum op_kind {
     X(SCATTER_ADD, "scatter_add")           \
     X(INDEX_ADD, "index_add")               \
     X(INDEX_COPY, "index_copy")             \
+    X(EMBEDDING_BWD, "embedding_backward")  \
     X(CONCAT, "concat")                     \
     X(SLICE, "slice")                       \
     X(TRANSPOSE, "transpose")               \
@@ -178,6 +179,11 @@ typedef struct op_work {
                                    ATen's column reduction (cost.c) */
     int unaligned;              /* STREAM copy (concat, slice) of rows that are not a multiple of
                                    16 bytes: ATen's element-wise, non-vectorized path */
+    int generated;              /* a kernel a fusing compiler generates (Triton, vf groups), not
+                                   an ATen library call: ROW ops pack rows and cost by their
+                                   FLOPs, not by ATen's measured instruction counts (cost.c) */
+    int64_t refetch_bytes;      /* generated kernels: DRAM re-reads of their gathers' rows (the
+                                   fuser sums its members' gather re-fetches; cost.c) */
 } op_work;
 
 /** Name of a type ("matmul"). */
@@ -193,6 +199,10 @@ op_kind op_type_kind(int type);
  *  in msg and the offending JSON sub-path (e.g. "inputs[1]") in sub. */
 int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen, char *sub,
              unsigned long sublen);
+/** Inductor's pad_mm on a (checked) GEMM op: bytes of the zero-padded copy of each of its first
+ *  three inputs (A, B, bias; 0 = not padded) that makes the leading dimensions and N multiples of
+ *  16 bytes, so that cuBLAS runs its aligned kernels. 0, or -1 on 64-bit overflow. */
+int op_gemm_pad_bytes(const wl_graph *g, const wl_op *o, int64_t pad[3]);
 /** Compute the work of a (checked) op; 0 or -1 on 64-bit overflow (msg set). */
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen);
 /** op_work_of for every op of a checked graph, allocated in a; NULL with e set (the op's JSON

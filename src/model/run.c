@@ -85,12 +85,13 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
         out->nres++;
     }
     if (o->exec_mask & EXEC_VF) {
-        if (vf_run(hw, g, works, &c, o->vf_backward, a, &out->res[out->nres], e))
+        vf_opts vo = {o->vf_policy, o->vf_backward};
+        if (vf_run(hw, g, works, &c, &vo, a, &out->res[out->nres], e))
             return -1;
         out->nres++;
     }
     if (o->exec_mask & EXEC_KITSUNE) {
-        ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_backward,
+        ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_policy, o->vf_backward,
                       o->ilp_time_limit_s};
         if (ks_run(hw, g, works, &c, &ko, a, &out->res[out->nres], e))
             return -1;

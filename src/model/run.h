@@ -19,7 +19,8 @@ typedef struct kt_opts {
     int optimizer;         /* OPTIM_* update ops appended in training */
     int exec_mask;         /* EXEC_* */
     int graph_launch;      /* 1: CUDA-graph launch gaps (default), 0: plain launches */
-    int vf_backward;       /* vf also fuses backward chains */
+    int vf_policy;         /* vf fusion policy (exec/vf.h VF_*; default VF_INDUCTOR) */
+    int vf_backward;       /* vf (rules policy) also fuses backward chains */
     int select;            /* SELECT_* (kitsune subgraph selection) */
     int scheduler_shared;  /* kitsune ablation: one SM pool for SIMT and Tensor stages */
     int rest_bsp;          /* kitsune: ops outside pipelines run bsp (default: vf) */

@@ -148,6 +148,54 @@ class ResNetHead(nn.Module):
         return self.fc(torch.flatten(self.pool(self.block(x)), 1))
 
 
+class Downsample(nn.Module):
+    """ResNet bottleneck with stride 2 and a projection shortcut (conv1x1 stride 2 + bn), then
+    max pooling: output sizes H/2, W/2 and H/4, W/4 of the input's H, W."""
+
+    def __init__(self, c=64, mid=32, out=128):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, mid, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(mid)
+        self.conv2 = nn.Conv2d(mid, mid, 3, stride=2, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(mid)
+        self.conv3 = nn.Conv2d(mid, out, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(out)
+        self.proj = nn.Sequential(nn.Conv2d(c, out, 1, stride=2, bias=False), nn.BatchNorm2d(out))
+        self.pool = nn.MaxPool2d(3, stride=2, padding=1)
+
+    def forward(self, x):
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = F.relu(self.bn2(self.conv2(h)))
+        h = self.bn3(self.conv3(h))
+        return self.pool(F.relu(h + self.proj(x)))
+
+
+class Zoo(nn.Module):
+    """Odds and ends: an embedding lookup, a scatter_add with an expanded index (the
+    torch_scatter idiom) into a zero tensor, an index_add into a live tensor, baddbmm, cumsum,
+    argmax, max over a dim, tanh-GELU and dropout (a dropout op in --train mode)."""
+
+    def __init__(self, vocab=1000, d=64, rows=16):
+        super().__init__()
+        self.rows = rows
+        self.emb = nn.Embedding(vocab, d)
+        self.fc = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.25)
+
+    def forward(self, ids, recv):                    # ids [B, S], recv [B*S] (rows < 16)
+        h = self.emb(ids)                            # [B, S, D]
+        b, s, d = h.shape
+        flat = h.view(b * s, d)
+        idx = recv.view(-1, 1).expand_as(flat)
+        agg = flat.new_zeros(self.rows, d).scatter_add(0, idx, flat)     # [rows, D]
+        acc = flat.index_add(0, recv, self.drop(F.gelu(self.fc(flat), approximate="tanh")))
+        att = torch.baddbmm(h.new_zeros(b, s, s), h, h.transpose(1, 2), alpha=0.125)
+        best = att.argmax(dim=-1)                    # [B, S] int64
+        top = att.max(dim=-1).values                 # [B, S]
+        run = torch.cumsum(top, dim=1)
+        return agg, acc, best, run
+
+
 class Spectral(nn.Module):
     """Uses torch.fft.fft, which kitsune has no operator for: the export must fail (exit 2)."""
 

@@ -203,7 +203,8 @@ static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result
     if (!x->o->rest_bsp) {
         kt_err e2;
         err_clear(&e2);
-        if (vf_run_masked(hw, g, x->env.w, &x->env.c, x->o->vf_backward, ex, a, &rest, &e2))
+        vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
+        if (vf_run_masked(hw, g, x->env.w, &x->env.c, &vo, ex, a, &rest, &e2))
             fb = 1;
     }
     if ((x->o->rest_bsp || fb) && bsp_run_masked(hw, g, x->env.w, &x->env.c, ex, a, &rest, NULL, e))

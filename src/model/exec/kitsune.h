@@ -18,7 +18,8 @@ typedef struct ks_opts {
     int select;            /* KS_SELECT_* */
     int scheduler_shared;  /* ablation: one SM pool for SIMT and Tensor stages */
     int rest_bsp;          /* ops outside pipelines run bsp (default: vf) */
-    int vf_backward;       /* the vf rest fuses backward chains too */
+    int vf_policy;         /* the vf rest's fusion policy (vf.h VF_*) */
+    int vf_backward;       /* the vf rest fuses backward chains too (VF_RULES) */
     double ilp_time_limit_s;
 } ks_opts;
 

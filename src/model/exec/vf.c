@@ -48,13 +48,16 @@
 #define MIB_BYTES (1024.0 * 1024.0)
 /* Capacity of the per-group note parts (characters). */
 enum { WHY_CHARS = 160, RULES_CHARS = 200, NOTE_CHARS = 400 };
+/* Pad kernels inductor may put before one GEMM (A, B, bias). */
+enum { VF_MAX_PADS = 3 };
 
 typedef enum gkind {
     GK_FREE,   /* only views so far: no kernel, nothing joins */
     GK_GEMM,   /* led by a GEMM: epilogues, row epilogues, chains */
     GK_STITCH, /* pointwise and row ops stitched together */
     GK_CLOSED, /* attention, index ops, unfused phases: nothing joins */
-    GK_EXCL    /* an op run elsewhere (vf_run_masked): no item */
+    GK_EXCL,   /* an op run elsewhere (vf_run_masked): no item */
+    GK_DEAD    /* merged into another group (inductor): no members, no item */
 } gkind;
 
 typedef struct vf_group {
@@ -72,7 +75,7 @@ typedef struct vf_plan {
     const hw_gpu *hw;
     const wl_graph *g;
     const op_work *w;
-    int fuse_backward;
+    int policy, fuse_backward;
     const unsigned char *exclude;
     int *grp, *ctx, *next, *root;
     int *rd_start, *rd_op;  /* per root tensor: the non-view ops reading it (CSR) */
@@ -173,9 +176,66 @@ static void record_why(vf_plan *p, int id, int prod, const char *why)
     }
 }
 
+/* Merge group `from` into group `into` (inductor: a consumer fuses all its generated
+ * producers). Members stay in op order; everything that depended on `from` now depends on
+ * `into`, and `into` on what `from` depended on. */
+static void merge_group(vf_plan *p, int into, int from)
+{
+    vf_group *A = &p->gr[into], *B = &p->gr[from];
+    int head = -1, tail = -1, x = A->first, y = B->first;
+    while (x >= 0 || y >= 0) {
+        int take;
+        if (y < 0 || (x >= 0 && x < y)) {
+            take = x;
+            x = p->next[x];
+        } else {
+            take = y;
+            y = p->next[y];
+        }
+        if (tail < 0)
+            head = take;
+        else
+            p->next[tail] = take;
+        tail = take;
+        p->grp[take] = into;
+    }
+    p->next[tail] = -1;
+    A->first = head;
+    A->last = tail;
+    A->nmem += B->nmem;
+    A->nreal += B->nreal;
+    append_rule(A, B->rules);
+    dep_add(p, from, into);
+    for (int g = 0; g < p->ng; g++)
+        if (g != into && g != from && dep_has(p, g, from))
+            dep_add(p, into, g);
+    B->kind = GK_DEAD;
+    B->nmem = B->nreal = 0;
+    B->first = B->last = -1;
+}
+
 static int fusable_phase(const vf_plan *p, const wl_op *o)
 {
     return o->phase == PH_FWD || (p->fuse_backward && o->phase == PH_BWD);
+}
+
+/* Bytes of fp32 accumulators a CTA may hold in registers: half the register file of an SM
+ * (the other half for operands, addresses and the pipeline; CUTLASS sizes its warp tiles so). */
+#define VF_ACC_RF_SHARE 0.5
+enum { VF_ACC_BYTES = 4 };
+
+const char *vf_policy_name(int policy)
+{
+    static const char *const N[VF_NPOLICIES] = {"inductor", "paper", "rules"};
+    return policy >= 0 && policy < VF_NPOLICIES ? N[policy] : "?";
+}
+
+int vf_policy_parse(const char *s)
+{
+    for (int i = 0; i < VF_NPOLICIES; i++)
+        if (!strcmp(s, vf_policy_name(i)))
+            return i;
+    return -1;
 }
 
 static int is_pointwise(const vf_plan *p, int i)
@@ -184,25 +244,30 @@ static int is_pointwise(const vf_plan *p, int i)
     return p->w[i].kind == OPK_STREAM && (fc == FUSE_POINTWISE || fc == FUSE_INPLACE);
 }
 
-/* The fusion rules' one capacity test: a tile of rows x cols elements of dtype dt (one row of
- * cols when rows is 0) must fit one SM's shared memory. The test and its threshold go into rule
- * ("<label>: <what> RxC dt = B <= smem S") when it fits, into why (">") when not. 0 or -1. */
-static int smem_fits(const vf_plan *p, const char *label, const char *what, int64_t rows,
-                     int64_t cols, dtype dt, char *why, size_t nwhy, char *rule, size_t nrule)
+/* The fusion rules' one capacity test: `bytes` of on-chip tiles (described by `what`, e.g.
+ * "rows 128x128 bf16") must fit one SM's shared memory. The test and its threshold go into rule
+ * ("<label>: <what> = B <= smem S") when it fits, into why (">") when not. 0 or -1. */
+static int smem_fits(const vf_plan *p, const char *label, const char *what, double bytes, char *why,
+                     size_t nwhy, char *rule, size_t nrule)
 {
     double smem = hw_smem_bytes(p->hw);
-    double bytes = (double)(rows ? rows : 1) * (double)cols * dt_bytes(dt);
-    char sm[32], b[32], dims[48];
+    char sm[32], b[32];
     fmt_bytes(sm, sizeof sm, smem);
     fmt_bytes(b, sizeof b, bytes);
-    if (rows)
-        snprintf(dims, sizeof dims, "%lldx%lld", (long long)rows, (long long)cols);
-    else
-        snprintf(dims, sizeof dims, "%lld", (long long)cols);
     int fits = bytes <= smem;
-    snprintf(fits ? rule : why, fits ? nrule : nwhy, "%s: %s %s %s = %s %s smem %s", label, what,
-             dims, dt_name(dt), b, fits ? "<=" : ">", sm);
+    snprintf(fits ? rule : why, fits ? nrule : nwhy, "%s: %s = %s %s smem %s", label, what, b,
+             fits ? "<=" : ">", sm);
     return fits ? 0 : -1;
+}
+
+/* "RxC dt" (or "C dt" for one row) and its bytes. */
+static double tile_desc(char *buf, size_t n, int64_t rows, int64_t cols, dtype dt)
+{
+    if (rows)
+        snprintf(buf, n, "%lldx%lld %s", (long long)rows, (long long)cols, dt_name(dt));
+    else
+        snprintf(buf, n, "%lld %s", (long long)cols, dt_name(dt));
+    return (double)(rows ? rows : 1) * (double)cols * dt_bytes(dt);
 }
 
 /* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
@@ -224,7 +289,8 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         snprintf(why, nwhy, "view of a tensor from outside");
         return -1;
     }
-    if (op_is_index(o->type)) {
+    int inductor = p->policy == VF_INDUCTOR;
+    if (op_is_index(o->type) && !(inductor && w->kind == OPK_GATHER)) {
         snprintf(why, nwhy, "next op is %s (%s)",
                  w->kind == OPK_GATHER ? "a gather" : w->kind == OPK_SCATTER ? "a scatter" : "an index op",
                  op_name(o->type));
@@ -240,6 +306,14 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
     }
     int gemm = p->ctx[prod];
     const wl_tensor *tt = &g->t[t];
+    if (inductor && (G->kind == GK_GEMM || w->kind == OPK_GEMM)) {
+        snprintf(why, nwhy, "inductor: matmuls stay library calls (no fusion into cuBLAS)");
+        return -1;
+    }
+    if (w->kind == OPK_GATHER) { /* inductor: a gather is an indexed load of a generated kernel */
+        *ctx_out = -1;
+        return 0;
+    }
     if (w->kind == OPK_GEMM) {
         if (G->kind != GK_GEMM || gemm < 0) {
             snprintf(why, nwhy, "next op is a gemm (no prologue fusion into gemms)");
@@ -259,9 +333,24 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
                      (long long)(w->m * w->batch), (long long)(pw->m * pw->batch));
             return -1;
         }
-        cost_tiling ct;
+        cost_tiling ct, nt;
         cost_tile(p->hw, pw, p->hw->sm_count, &ct);
-        if (smem_fits(p, "gemm-chain", "intermediate", ct.tm, w->k, tt->dt, why, nwhy, rule, nrule))
+        cost_tile(p->hw, w, p->hw->sm_count, &nt);
+        /* every resource of the chained kernel: the intermediate tile and the next GEMM's whole
+         * weight panel (K x its tile columns) in shared memory, the next GEMM's accumulators in
+         * registers */
+        double acc = (double)ct.tm * (double)nt.tn * VF_ACC_BYTES;
+        double rf = p->hw->registers_per_sm_KiB * 1024.0 * VF_ACC_RF_SHARE;
+        if (acc > rf) {
+            snprintf(why, nwhy, "gemm-chain: accumulators %lldx%lld fp32 = %.4g KiB > %.4g KiB of "
+                     "registers", (long long)ct.tm, (long long)nt.tn, acc / 1024, rf / 1024);
+            return -1;
+        }
+        char d1[48], d2[48], d[128];
+        double bytes = tile_desc(d1, sizeof d1, ct.tm, w->k, tt->dt) +
+                       tile_desc(d2, sizeof d2, w->k, nt.tn, tt->dt);
+        snprintf(d, sizeof d, "intermediate %s + weight panel %s", d1, d2);
+        if (smem_fits(p, "gemm-chain", d, bytes, why, nwhy, rule, nrule))
             return -1;
         *ctx_out = i;
         return 0;
@@ -277,13 +366,18 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
                          (long long)w->row_len);
                 return -1;
             }
-            if (smem_fits(p, "row epilogue", "rows", ct.tm, w->row_len, x->dt, why, nwhy, rule,
-                          nrule))
+            char d[64], dd[80];
+            double bytes = tile_desc(d, sizeof d, ct.tm, w->row_len, x->dt);
+            snprintf(dd, sizeof dd, "rows %s", d);
+            if (smem_fits(p, "row epilogue", dd, bytes, why, nwhy, rule, nrule))
                 return -1;
             *ctx_out = gemm;
             return 0;
         }
-        if (smem_fits(p, "stitch", "row", 0, w->row_len, x->dt, why, nwhy, rule, nrule))
+        char d[64], dd[80];
+        double bytes = tile_desc(d, sizeof d, 0, w->row_len, x->dt);
+        snprintf(dd, sizeof dd, "row %s", d);
+        if (smem_fits(p, "stitch", dd, bytes, why, nwhy, rule, nrule))
             return -1;
         *ctx_out = -1;
         return 0;
@@ -314,8 +408,14 @@ static gkind start_kind(const vf_plan *p, int i, const char **closed)
         return GK_CLOSED;
     }
     const op_info *inf = op_info_of(o->type);
+    if (inf->fuse == FUSE_GEMM && p->policy == VF_INDUCTOR) {
+        *closed = "inductor: matmuls stay library calls (no fusion into cuBLAS)";
+        return GK_CLOSED;
+    }
     if (inf->fuse == FUSE_GEMM)
         return GK_GEMM;
+    if (p->policy == VF_INDUCTOR && w->kind == OPK_GATHER)
+        return GK_STITCH; /* generated kernels load rows by index */
     if (inf->fuse == FUSE_NONE) {
         *closed = inf->fuse_why;
         return GK_CLOSED;
@@ -407,6 +507,28 @@ static void place(vf_plan *p, int i)
             append_rule(&p->gr[id], rule);
             joined = id;
         }
+        /* inductor: the consumer's kernel also computes its other generated producers
+         * (horizontal + vertical fusion), when that keeps the group graph acyclic */
+        if (joined >= 0 && p->policy == VF_INDUCTOR && p->gr[joined].kind == GK_STITCH)
+            for (int k = 0; k < nc; k++) {
+                int id = cand[k], prod = g->t[edge[k]].producer, cx = -1;
+                if (id == joined || p->gr[id].kind != GK_STITCH ||
+                    p->gr[id].phase != p->gr[joined].phase || dep_has(p, id, joined) ||
+                    dep_has(p, joined, id) ||
+                    rule_check(p, id, i, edge[k], prod, &cx, why, sizeof why, rule, sizeof rule))
+                    continue;
+                int cyc = 0;
+                for (int j = 0; j < o->nin && !cyc; j++) {
+                    int q = g->t[o->in[j]].producer;
+                    int gq = q >= 0 ? p->grp[q] : -1;
+                    cyc = gq >= 0 && gq != id && gq != joined &&
+                          (dep_has(p, gq, id) || dep_has(p, gq, joined));
+                }
+                if (cyc)
+                    continue;
+                merge_group(p, joined, id);
+                append_rule(&p->gr[joined], rule);
+            }
         if (joined < 0) {
             const char *closed;
             gkind k = start_kind(p, i, &closed);
@@ -462,7 +584,8 @@ static int index_tensors(vf_plan *p, arena *a, kt_err *e)
     return 0;
 }
 
-/* Kernel order: topological order of the group graph, earliest first member first. */
+/* Kernel order: topological order of the group graph, earliest first member first. Returns the
+ * number of live (not merged) groups listed in order, or -1. */
 static int group_order(const vf_plan *p, int *order, arena *a, kt_err *e)
 {
     const wl_graph *g = p->g;
@@ -476,7 +599,12 @@ static int group_order(const vf_plan *p, int *order, arena *a, kt_err *e)
             if (q >= 0 && p->grp[q] != p->grp[i])
                 indeg[p->grp[i]]++;
         }
-    for (int n = 0; n < p->ng; n++) {
+    int live = 0;
+    for (int x = 0; x < p->ng; x++) {
+        done[x] = p->gr[x].kind == GK_DEAD;
+        live += !done[x];
+    }
+    for (int n = 0; n < live; n++) {
         int best = -1;
         for (int x = 0; x < p->ng; x++)
             if (!done[x] && indeg[x] == 0 && (best < 0 || p->gr[x].first < p->gr[best].first))
@@ -493,7 +621,7 @@ static int group_order(const vf_plan *p, int *order, arena *a, kt_err *e)
                     indeg[p->grp[i]]--;
             }
     }
-    return 0;
+    return live;
 }
 
 /* Scratch for one group's external tensors. */
@@ -609,7 +737,24 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
     for (int j = 0; j < mo->nin; j++)
         if (is_member(p, id, g->t[p->root[mo->in[j]]].producer))
             gw->in_bytes[j] = 0;
+    /* generated code (Triton under inductor, else a hand-fused kernel): every non-library
+     * kernel under inductor (gathers become indexed loads), multi-op groups otherwise */
+    int lib = gw->kind == OPK_GEMM || gw->kind == OPK_ATTN ||
+              (gw->kind == OPK_SCATTER && gw->type != OP_EMBEDDING_BWD); /* inductor falls back
+              to ATen's index_add/scatter_add but decomposes the embedding backward */
+    if (!lib && (p->policy == VF_INDUCTOR || p->gr[id].nreal >= 2)) {
+        gw->generated = 1;
+        gw->refetch_bytes = 0;
+        for (int i = p->gr[id].first; i >= 0; i = p->next[i])
+            if (p->w[i].kind == OPK_GATHER) {
+                cost_tiling tt;
+                cost_tile(p->hw, &p->w[i], p->hw->sm_count, &tt);
+                if (wl_add(gw->refetch_bytes, tt.extra_dram_read_bytes, &gw->refetch_bytes))
+                    return -1;
+            }
+    }
     if (gw->kind == OPK_GEMM && ft > p->w[m].flops_tensor) {
+        gw->align1 = 0; /* a fused chain kernel pads its operands: no cuBLAS alignment class */
         double mnb2 = 2.0 * (double)gw->m * (double)gw->n * (double)gw->batch;
         if (mnb2 > 0) {
             double k = (double)ft / mnb2;
@@ -623,6 +768,60 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
     gw->in_l2_bytes = inb;
     gw->out_bytes = outb;
     return 0;
+}
+
+/* Inductor's pad_mm (torch/_inductor/fx_passes/pad_mm.py, PyTorch 2.x): an alignment-1 GEMM
+ * with an unaligned K or N gets zero-padded copies of the operands that carry it (one generated
+ * copy kernel each: A and B for K, B and the bias for N) and runs cuBLAS's aligned kernels, when
+ * the benchmark inductor runs at compile time finds the padded version faster by
+ * VF_INDUCTOR_PAD_MARGIN. The model's times stand in for that benchmark, cold inputs for both.
+ * (pad_mm's compute-bound pre-filter is left out: on the H200, torch 2.11 padded NeRF's fc1 and
+ * rgb_fc2, whose arithmetic intensity is below it; validation/apps/h200-apps-kernels.csv.) */
+#define VF_INDUCTOR_PAD_MARGIN 1.1 /* pad_mm's shape_padding_multiplier */
+
+static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
+{
+    memset(pw, 0, sizeof *pw);
+    pw->type = OP_COPY;
+    pw->kind = OPK_STREAM;
+    pw->cdt = t->dt;
+    pw->nin = 1;
+    pw->in_bytes[0] = t->bytes;
+    pw->in_l2_bytes = t->bytes;
+    pw->out_bytes = pad_bytes;
+    pw->elems = pad_bytes / (dt_bytes(t->dt) > 0 ? dt_bytes(t->dt) : 1);
+    pw->generated = 1;
+}
+
+/* Decide pad_mm for GEMM op mo with work gw: the number of padded inputs written to which[]
+ * and their bytes to pad[] (0: no padding). */
+static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost_ctx *c,
+                         int64_t inb, int64_t outb, int which[VF_MAX_PADS], int64_t pad[VF_MAX_PADS])
+{
+    const wl_graph *g = p->g;
+    const hw_gpu *hw = p->hw;
+    int64_t pb[3];
+    if (!gw->align1 || op_gemm_pad_bytes(g, &g->op[mo], pb))
+        return 0;
+    cost_result orig, r;
+    cost_eval(hw, gw, hw->sm_count, c, inb, outb, &orig);
+    op_work al = *gw;
+    al.align1 = 0;
+    cost_eval(hw, &al, hw->sm_count, c, inb, outb, &r);
+    double t = r.time_s;
+    int n = 0;
+    for (int j = 0; j < 3 && j < g->op[mo].nin; j++) {
+        if (!pb[j])
+            continue;
+        const wl_tensor *x = &g->t[g->op[mo].in[j]];
+        op_work pw;
+        pad_work(x, pb[j], &pw);
+        cost_eval(hw, &pw, hw->sm_count, c, x->bytes, pb[j], &r);
+        t += r.time_s;
+        which[n] = j;
+        pad[n++] = pb[j];
+    }
+    return n > 0 && orig.time_s > t * VF_INDUCTOR_PAD_MARGIN ? n : 0;
 }
 
 static const char *group_note(const vf_plan *p, int id, const vf_scratch *s, arena *a)
@@ -653,7 +852,7 @@ static const char *group_note(const vf_plan *p, int id, const vf_scratch *s, are
 }
 
 int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
-                  int fuse_backward, const unsigned char *exclude, arena *a, kt_result *r,
+                  const vf_opts *vo, const unsigned char *exclude, arena *a, kt_result *r,
                   kt_err *e)
 {
     memset(r, 0, sizeof *r);
@@ -665,7 +864,9 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     p.hw = hw;
     p.g = g;
     p.w = works;
-    p.fuse_backward = fuse_backward;
+    p.policy = vo->policy;
+    /* inductor compiles the backward graph too; the paper's baseline fuses forward ops only */
+    p.fuse_backward = vo->policy == VF_INDUCTOR || (vo->policy == VF_RULES && vo->fuse_backward);
     p.exclude = exclude;
     int n = g->nop > 0 ? g->nop : 1;
     p.words = (n + 63) / 64;
@@ -674,7 +875,8 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     p.next = arena_calloc(a, (size_t)n, sizeof(int));
     p.gr = arena_calloc(a, (size_t)n, sizeof *p.gr);
     p.dep = arena_calloc(a, (size_t)n * (size_t)p.words, sizeof *p.dep);
-    r->items = arena_calloc(a, (size_t)n, sizeof *r->items);
+    /* a group is one item; inductor may add up to three pad kernels before a GEMM */
+    r->items = arena_calloc(a, (size_t)n * (1 + VF_MAX_PADS), sizeof *r->items);
     int *order = arena_calloc(a, (size_t)n, sizeof(int));
     int nt = g->ntensor > 0 ? g->ntensor : 1;
     vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
@@ -687,10 +889,11 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
         return -1;
     for (int i = 0; i < g->nop; i++)
         place(&p, i);
-    if (group_order(&p, order, a, e))
+    int live = group_order(&p, order, a, e);
+    if (live < 0)
         return -1;
 
-    for (int k = 0; k < p.ng; k++) {
+    for (int k = 0; k < live; k++) {
         int id = order[k];
         const vf_group *G = &p.gr[id];
         if (G->kind == GK_EXCL) {
@@ -734,11 +937,54 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             cost_eval(hw, gw, hw->sm_count, c, 0, 0, &it->c);
             continue;
         }
-        int64_t rd = 0, wr = 0;
-        for (int j = 0; j < s.nin; j++)
-            rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
+        int64_t rd = 0, wr = 0, inb = 0;
         for (int j = 0; j < s.nout; j++)
             wr += s.bytes[s.xout[j]];
+        for (int j = 0; j < s.nin; j++)
+            inb += s.bytes[s.xin[j]];
+        int which[VF_MAX_PADS];
+        int64_t pad[VF_MAX_PADS];
+        int npad = p.policy == VF_INDUCTOR && G->nreal == 1 && gw->kind == OPK_GEMM
+                       ? inductor_pads(&p, mo, gw, c, inb, wr, which, pad)
+                       : 0;
+        if (npad) {
+            /* the pad kernels run first, as their own items; the GEMM reads their copies */
+            kt_item gemm_item = *it;
+            for (int q = 0; q < npad; q++, it++) {
+                int tin = g->op[mo].in[which[q]];
+                const wl_tensor *x = &g->t[tin];
+                op_work *pw = arena_calloc(a, 1, sizeof *pw);
+                char nm[256], note[NOTE_CHARS];
+                snprintf(nm, sizeof nm, "%s.pad_%s", g->op[mo].name, x->name);
+                snprintf(note, sizeof note, "inductor pad_mm: %s zero-padded to 16-byte rows for %s",
+                         x->name, g->op[mo].name);
+                memset(it, 0, sizeof *it);
+                it->name = arena_strdup(a, nm);
+                it->note = arena_strdup(a, note);
+                if (!pw || !it->name || !it->note)
+                    return oom(g, e);
+                pad_work(x, pad[q], pw);
+                it->type = "pad";
+                it->ops = gemm_item.ops;
+                it->nops = 1;
+                it->pipeline = -1;
+                int64_t miss = sched_read(&walk, tin, x->bytes);
+                if (sched_kernel(&walk, pw, hw->sm_count, miss, pad[q], it))
+                    return oom(g, e);
+                sched_write(&walk, tin, pad[q]);
+                r->nitems++;
+            }
+            *it = gemm_item;
+            gw->align1 = 0;
+            char note[NOTE_CHARS];
+            snprintf(note, sizeof note, "%s; inductor pad_mm: aligned kernel on padded operands",
+                     gemm_item.note);
+            it->note = arena_strdup(a, note);
+            if (!it->note)
+                return oom(g, e);
+        }
+        for (int j = 0; j < s.nin; j++)
+            rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
         if (sched_kernel(&walk, gw, hw->sm_count, rd, wr, it))
             return oom(g, e);
         for (int j = 0; j < s.nout; j++)
@@ -750,7 +996,7 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
 }
 
 int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
-           int fuse_backward, arena *a, kt_result *r, kt_err *e)
+           const vf_opts *vo, arena *a, kt_result *r, kt_err *e)
 {
-    return vf_run_masked(hw, g, works, c, fuse_backward, NULL, a, r, e);
+    return vf_run_masked(hw, g, works, c, vo, NULL, a, r, e);
 }

@@ -1,0 +1,230 @@
+#!/bin/sh
+# Tests of the PyTorch exporter (tools/kitsune-export): small models exported, checked by
+# structure and by `kitsune info`/`predict`. Skipped (exit 0, with a notice) without torch.
+# usage: sh tests/export/run-export.sh [BIN]        (from the repository root)
+# KITSUNE_EXPORT_PY picks the Python (default /usr/bin/python3, Debian's python3-torch).
+set -u
+bin=${1:-build/kitsune}
+PY=${KITSUNE_EXPORT_PY:-/usr/bin/python3}
+if ! "$PY" -c 'import torch' >/dev/null 2>&1; then
+    echo "SKIP export: $PY cannot import torch (Debian: apt-get install python3-torch)"
+    exit 0
+fi
+KITSUNE_HOME=$(pwd); export KITSUNE_HOME
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL export: $*"; fail=$((fail + 1)); }
+check() { # check NAME GOT WANT
+    if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+# js FILE EXPR...: every Python expression true on the JSON file (tests/export/check.py)
+js() {
+    f=$1; shift
+    if out=$("$PY" tests/export/check.py "$f" "$@" 2>&1); then ok; else bad "$out"; fi
+}
+# export NAME MODEL ARGS...: tools/kitsune-export into $tmp/NAME.json, stderr in $tmp/NAME.err
+export_ok() {
+    n=$1; shift
+    if "$PY" tools/kitsune-export "$@" -o "$tmp/$n.json" 2>"$tmp/$n.err"; then ok; else
+        bad "export $n: exit status $?: $(cat "$tmp/$n.err")"; fi
+}
+info() { "$bin" info --workload "$@" --format json; }
+M=tests/export/models.py
+torch_major=$("$PY" -c 'import torch; print(torch.__version__.split(".")[0])')
+
+# 1. --help
+"$PY" tools/kitsune-export --help >"$tmp/help" 2>&1
+check "--help exit status" $? 0
+for word in --input --param --size --strict --leaf PARAMETERS MAPPING bf16 int64 conv2d; do
+    grep -q -- "$word" "$tmp/help" && ok || bad "--help does not mention $word"
+done
+
+# 2. a 2-layer MLP 256 -> 512 -> 128 (biases, ReLU) at B = 64: FLOPs by hand
+B=64
+export_ok mlp "$M:MLP2" --input x=${B}x256 --param B=x.0
+info "$tmp/mlp.json" >"$tmp/mlp.info" || bad "kitsune info mlp"
+mm=$((2 * B * (256 * 512 + 512 * 128)))     # the two GEMMs
+ew=$((B * 512 + B * 512 + B * 128))          # bias adds (GEMM epilogues) + ReLU, 1 FLOP each
+wb=$((2 * (256 * 512 + 512 + 512 * 128 + 128)))
+js "$tmp/mlp.info" "w['flops_tensor'] == $mm" "w['flops'] == $((mm + ew))" \
+    "w['weight_bytes'] == $wb" "w['ops'] == 3" "w['kernels'] == 3"
+js "$tmp/mlp.json" "j['params'] == {'B': $B}" "t('x')['shape'] == ['B', 256]" \
+    "t('fc2')['kind'] == 'output'" "t('fc1_weight')['shape'] == [512, 256]" \
+    "[o['type'] for o in ops] == ['linear', 'relu', 'linear']" \
+    "all(attrs(o) == {'transpose_b': True} and len(o['inputs']) == 3 for o in of('linear'))"
+# the parameter is a parameter: at B = 1000 the FLOPs scale
+"$bin" info --workload "$tmp/mlp.json" --set B=1000 --format json >"$tmp/mlp1000.info"
+js "$tmp/mlp1000.info" "w['flops'] == $((2 * 1000 * (256 * 512 + 512 * 128) + 1000 * 1152))"
+# NAME as a function returning the module gives the same graph
+export_ok mlpf "$M:mlp2" --input x=${B}x256 --param B=x.0 --name mlp
+"$PY" -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); del a["source"], b["source"]; sys.exit(a != b)' \
+    "$tmp/mlp.json" "$tmp/mlpf.json" && ok || bad "NAME as a function: a different graph"
+
+# 3. a BERT-base encoder layer (explicit matmul + softmax attention), B = 2, S = 128
+B=2; S=128; T=$((B * S))
+export_ok bert "$M:BertLayer" --input x=${B}x${S}x768 --param B=x.0 --param S=x.1
+info "$tmp/bert.json" >"$tmp/bert.info" || bad "kitsune info bert"
+gemm=$((2 * T * 768 * 768 * 4 + 2 * T * 768 * 3072 * 2 + 2 * 2 * B * 12 * S * S * 64))
+js "$tmp/bert.info" "w['flops_tensor'] == $gemm" "w['ops'] == 23" "w['kernels'] == 16" \
+    "w['weight_bytes'] == 2 * (4 * (768 * 768 + 768) + 2 * 768 * 3072 + 3072 + 768 + 4 * 768)"
+js "$tmp/bert.json" "j['params'] == {'B': $B, 'S': $S}" \
+    "types['linear'] == 6 and types['layernorm'] == 2 and types['gelu'] == 1 and types['softmax'] == 1" \
+    "types['matmul'] == 2 and sum(attrs(o).get('transpose_b', False) for o in of('matmul')) == 1" \
+    "sorted(attrs(o)['copy'] for o in of('transpose')) == [False, False, False, True]" \
+    "types['view'] == 4 and 'dropout' not in types and types['scale'] == 1" \
+    "t('softmax')['shape'] == ['B', 12, 'S', 'S']" "t('x')['shape'] == ['B', 'S', 768]"
+"$bin" predict --hw a100 --workload "$tmp/bert.json" >"$tmp/bert.pred" 2>&1
+check "predict bert exit status" $? 0
+grep -q '^total' "$tmp/bert.pred" && ok || bad "predict bert: no total line: $(cat "$tmp/bert.pred")"
+"$bin" predict --hw a100 --workload "$tmp/bert.json" --set B=8 --set S=512 >/dev/null 2>&1
+check "predict bert at B=8 S=512" $? 0
+if [ "$torch_major" -ge 2 ]; then   # F.scaled_dot_product_attention: one attention op
+    export_ok bsdpa "$M:BertLayerSDPA" --input x=${B}x${S}x768 --param B=x.0 --param S=x.1
+    js "$tmp/bsdpa.json" "types['attention'] == 1 and 'softmax' not in types and types['linear'] == 6"
+    "$bin" predict --hw a100 --workload "$tmp/bsdpa.json" >/dev/null 2>&1
+    check "predict bert (sdpa) exit status" $? 0
+fi
+
+# 4. a top-k routed MoE FFN: router, softmax, topk, index_select per expert, one index_add
+export_ok moe "$M:MoEFFN" --input x=64x256 --param T=x.0
+js "$tmp/moe.json" "types['topk'] == 1 and types['sort'] == 1 and types['softmax'] == 1" \
+    "types['index_select'] == 5 and types['index_add'] == 1 and types['linear'] == 9" \
+    "'fill' not in types and types['concat'] == 1" \
+    "attrs(of('topk')[0]) == {'k': 2, 'axis': 1}" \
+    "[t(n)['dtype'] for n in of('topk')[0]['outputs']] == ['bf16', 'int64']" \
+    "[t(n)['shape'] for n in of('topk')[0]['outputs']] == [['T', 2], ['T', 2]]" \
+    "t(of('index_add')[0]['outputs'][0]) == {'shape': ['T', 256], 'dtype': 'bf16', 'kind': 'output'}" \
+    "sorted(attrs(o)['end'] for o in of('slice')) == ['T', 'T*2', 'T*3/2', 'T/2']" \
+    "t(of('index_select')[1]['outputs'][0])['shape'] == ['T/2', 256]"
+if "$bin" info --workload "$tmp/moe.json" >"$tmp/moe.info" 2>&1; then   # once topk/sort land
+    "$bin" predict --hw a100 --workload "$tmp/moe.json" >/dev/null 2>&1
+    check "predict moe exit status" $? 0
+else
+    grep -q 'unknown op type "\(topk\|sort\)"' "$tmp/moe.info" && ok ||
+        bad "kitsune info moe: $(cat "$tmp/moe.info")"
+fi
+"$PY" tools/kitsune-export "$M:MoEFFN" --input x=64x256 --param T=x.0 --strict -o "$tmp/moe-strict.json" 2>"$tmp/strict.err"
+check "--strict exit status" $? 2
+grep -q "topk" "$tmp/strict.err" && grep -q "sort" "$tmp/strict.err" && ok || bad "--strict message: $(cat "$tmp/strict.err")"
+[ ! -e "$tmp/moe-strict.json" ] && ok || bad "--strict wrote a file"
+
+# 5. ResNet bottleneck blocks (conv/bn/relu; stride 2 + projection + max pool; pooled head)
+export_ok rn "$M:Bottleneck" --input x=2x256x56x56 --param N=x.0 --param H=x.2 --param W=x.3
+js "$tmp/rn.json" "types == Counter({'conv2d': 3, 'batchnorm': 3, 'relu': 3, 'add': 1})" \
+    "[attrs(o)['padding'] for o in of('conv2d')] == [[0, 0], [1, 1], [0, 0]]" \
+    "all(attrs(o)['stride'] == [1, 1] and attrs(o)['groups'] == 1 and attrs(o)['layout'] == 'nchw' for o in of('conv2d'))" \
+    "all(attrs(o) == {'training': 0, 'axis': 1} and len(o['inputs']) == 3 for o in of('batchnorm'))" \
+    "t('conv2_weight')['shape'] == [64, 64, 3, 3]" "t('conv1')['shape'] == ['N', 64, 'H', 'W']"
+export_ok ds "$M:Downsample" --input x=2x64x32x32 --param N=x.0 --param H=x.2 --param W=x.3
+js "$tmp/ds.json" "types['conv2d'] == 4 and types['batchnorm'] == 4 and types['pool2d'] == 1" \
+    "attrs(op('conv2'))['stride'] == [2, 2] and t('conv2')['shape'] == ['N', 32, 'H/2', 'W/2']" \
+    "attrs(op('pool')) == {'op': 'max', 'kernel': [3, 3], 'stride': [2, 2], 'padding': [1, 1]}" \
+    "t('pool')['shape'] == ['N', 128, 'H/4', 'W/4'] and t('pool')['kind'] == 'output'"
+export_ok rnh "$M:ResNetHead" --input x=2x256x56x56 --param N=x.0
+js "$tmp/rnh.json" "attrs(op('pool')) == {'op': 'mean', 'axes': [2, 3], 'keepdim': True}" \
+    "t('fc')['shape'] == ['N', 10]"
+export_ok rnt "$M:Bottleneck" --input x=2x256x56x56 --param N=x.0 --train
+js "$tmp/rnt.json" "all(attrs(o)['training'] == 1 for o in of('batchnorm'))"
+if "$bin" info --workload "$tmp/rn.json" >"$tmp/rn.info" 2>&1; then   # once conv2d lands
+    "$bin" predict --hw a100 --workload "$tmp/rn.json" >/dev/null 2>&1
+    check "predict resnet block exit status" $? 0
+else
+    grep -q 'unknown op type "\(conv2d\|batchnorm\)"' "$tmp/rn.info" && ok ||
+        bad "kitsune info resnet: $(cat "$tmp/rn.info")"
+fi
+
+# 6. unsupported operators: exit 2, one error naming the op and its line, no file written
+line=$(grep -n 'torch.fft.fft(h)' $M | cut -d: -f1)
+echo keep >"$tmp/spec.json"
+"$PY" tools/kitsune-export "$M:Spectral" --input x=4x64 -o "$tmp/spec.json" 2>"$tmp/spec.err"
+check "unsupported op exit status" $? 2
+grep -q "fft" "$tmp/spec.err" && grep -q "models.py:$line" "$tmp/spec.err" && ok ||
+    bad "unsupported op message: $(cat "$tmp/spec.err")"
+check "unsupported op count" "$(grep -c 'models.py:[0-9]*:' "$tmp/spec.err")" 1
+grep -q "1 unsupported operator" "$tmp/spec.err" && ok || bad "unsupported op summary: $(cat "$tmp/spec.err")"
+check "failed export leaves the output alone" "$(cat "$tmp/spec.json")" keep
+check "no temporary files left" "$(ls -a "$tmp" | grep -c '\.tmp$')" 0
+"$PY" tools/kitsune-export "$M:CustomFn" --input x=4x64 -o "$tmp/cfn.json" 2>"$tmp/cfn.err"
+check "custom autograd Function exit status" $? 2
+grep -q "clamp" "$tmp/cfn.err" && grep -q "models.py:[0-9]" "$tmp/cfn.err" && ok ||
+    bad "custom Function message: $(cat "$tmp/cfn.err")"
+[ ! -e "$tmp/cfn.json" ] && ok || bad "custom Function: a file was written"
+
+# 7. views: split (free slices, warned), transposes folded into matmuls, .contiguous() copies
+export_ok views "$M:Views" --input x=2x16x64 --param B=x.0 --param S=x.1
+info "$tmp/views.json" >/dev/null 2>&1 && ok || bad "kitsune info views: $(info "$tmp/views.json" 2>&1)"
+js "$tmp/views.json" "types['slice'] == 5 and types['cast'] == 2 and types['concat'] == 1" \
+    "[attrs(o) for o in of('transpose')] == [{'perm': [0, 1, 3, 2], 'copy': True}]" \
+    "attrs(op('matmul')) == {'transpose_b': True} and op('matmul_2')['type'] == 'linear'" \
+    "attrs(op('matmul_2')) == {'transpose_b': True} and op('matmul_2')['inputs'][1] == 'w'" \
+    "[t(n)['dtype'] for n in ('float_1', 'mean', 'to')] == ['fp32', 'fp32', 'bf16']" \
+    "t('narrow')['shape'] == ['B', 'S-1', 8] and attrs(op('getitem_4'))['end'] == 'S'"
+grep -q "5 slice ops are free views in PyTorch" "$tmp/views.err" && ok || bad "free-slice warning: $(cat "$tmp/views.err")"
+export_ok viewsf "$M:Views" --input x=2x16x64 --param B=x.0 --param S=x.1 --free-views
+js "$tmp/viewsf.json" "all(attrs(o)['copy'] is False for o in of('slice'))"
+
+# 8. odds and ends: embedding, scatter_add of an expanded index, index_add into a live tensor,
+#    baddbmm (alpha and a zero C are free), argmax/max/cumsum, dropout only in train mode
+export_ok zoo "$M:Zoo" --input ids=2x8:int64 --input recv=B*S:int64 --param B=ids.0 --param S=ids.1
+js "$tmp/zoo.json" "op('emb')['type'] == 'embedding' and t('ids')['dtype'] == 'int64'" \
+    "op('scatter_add')['inputs'] == ['view', 'recv'] and t('scatter_add')['shape'] == [16, 64]" \
+    "op('index_add_acc')['type'] == 'add' and types['index_add'] == 1" \
+    "op('baddbmm')['type'] == 'matmul' and attrs(op('baddbmm')) == {'transpose_b': True}" \
+    "types['argmax'] == 1 and types['cumsum'] == 1 and 'fill' not in types and 'dropout' not in types" \
+    "attrs(op('gelu')) == {'approximate': 'tanh'} and t('recv')['shape'] == ['B*S']"
+export_ok zoot "$M:Zoo" --input ids=2x8:int64 --input recv=B*S:int64 --param B=ids.0 --param S=ids.1 --train
+js "$tmp/zoot.json" "attrs(op('drop')) == {'p_permille': 250}" \
+    "[t(n)['dtype'] for n in op('drop')['outputs']] == ['bf16', 'bool']"
+
+# 9. bad command lines: exit status 2
+"$PY" tools/kitsune-export "$M:MLP2" -o "$tmp/x.json" 2>/dev/null
+check "no --input" $? 2
+"$PY" tools/kitsune-export "$M:NoSuchModel" --input x=4x256 -o "$tmp/x.json" 2>/dev/null
+check "unknown NAME" $? 2
+"$PY" tools/kitsune-export "$M:MLP2" --input y=4x256 -o "$tmp/x.json" 2>/dev/null
+check "--input that forward() does not take" $? 2
+"$PY" tools/kitsune-export "$M:MLP2" --input x=4x256 -o "$tmp/nodir/x.json" 2>/dev/null
+check "-o into a missing directory" $? 2
+"$PY" tools/kitsune-export "$M:MLP2" --input x=4x255 -o "$tmp/x.json" 2>"$tmp/shape.err"
+check "shape error exit status" $? 2
+grep -q "models.py:[0-9]* (node fc1)" "$tmp/shape.err" && ok || bad "shape error message: $(cat "$tmp/shape.err")"
+
+# 10. the shipped applications (hw/calibrate/apps/models.py): exported at small batch sizes,
+#     compared with the shipped JSON under `kitsune info` at the default parameters
+if [ -f hw/calibrate/apps/models.py ]; then
+    for app in nerf dlrm mgn graphcast llama3-8b-ctx llama3-8b-tok; do
+        [ -f "workloads/$app.json" ] || continue
+        fn=$(echo "$app" | tr - _)
+        if ! args=$("$PY" tests/export/apps.py args "$app" 2>"$tmp/app.err"); then
+            bad "apps.py args $app: $(cat "$tmp/app.err")"; continue
+        fi
+        sets=$("$PY" tests/export/apps.py sets "$app" | tr '\n' ' ')
+        set -f; oldifs=$IFS; IFS='
+'
+        # shellcheck disable=SC2086
+        set -- $args
+        IFS=$oldifs; set +f
+        if ! "$PY" tools/kitsune-export "tests/export/apps.py:$fn" "$@" -q -o "$tmp/app-$app.json" 2>"$tmp/app.err"; then
+            bad "export $app: $(cat "$tmp/app.err")"; continue
+        fi
+        # shellcheck disable=SC2086
+        "$bin" info --workload "$tmp/app-$app.json" $sets --format json >"$tmp/app-$app.info" 2>&1 ||
+            { bad "kitsune info exported $app: $(cat "$tmp/app-$app.info")"; continue; }
+        info "workloads/$app.json" >"$tmp/ref-$app.info"
+        "$PY" - "$tmp/app-$app.info" "$tmp/ref-$app.info" "$app" <<'EOF' && ok || bad "app $app differs from workloads/$app.json"
+import json, sys
+a, r = (json.load(open(f))["workloads"][0] for f in sys.argv[1:3])
+bad = [k for k in ("flops", "flops_tensor", "weight_bytes", "ops", "kernels") if a[k] != r[k]]
+for k in bad:
+    print("  %s %s: exported %s, shipped %s" % (sys.argv[3], k, a[k], r[k]))
+sys.exit(1 if bad else 0)
+EOF
+    done
+else
+    echo "SKIP export: hw/calibrate/apps/models.py absent (the shipped applications in PyTorch)"
+fi
+
+echo "export: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
