@@ -1,16 +1,72 @@
 #!/bin/sh
-# The H200 per-operator truth (validation/h200-ops.csv, measured on a real GPU) as a regression
-# guard: the calibrated model must meet the issue's goal of 15% MAPE; the
-# measured gap and its causes are in the README (Validation on a real GPU).
+# Measured H200 truth as regression guards (no GPU needed: the CSVs are committed):
+# - validation/h200-ops.csv, the per-operator set: the issue's goal, MAPE <= 15%;
+# - validation/apps/h200-apps.csv, the five applications against PyTorch eager (bsp) and
+#   torch.compile (vf, --vf inductor), CUDA-graph replays: bsp time MAPE <= 10% and DRAM bytes
+#   MAPE <= 15% (the goals); bsp worst case, vf time MAPE and the vf/bsp speedup error are guarded
+#   at their current levels, above their goals (worst <= 20%, mean |speedup error| <= 0.1x): a
+#   change that makes them worse fails, one that meets the goals may tighten them;
+# - validation/apps/h200-micro-{fit,holdout}.csv, the library-kernel microbenchmarks: the fit
+#   rows (in-sample for the hw "kernels" parameters) and the held-out rows, at current levels.
+# The gaps and their causes are in the README (Validation on a real GPU).
 set -u
 bin=${1:-build/kitsune}
 KITSUNE_HOME=$(pwd); export KITSUNE_HOME
-limit=0.15
-out=$("$bin" validate validation/h200-ops.csv --launch plain --max-error $limit 2>&1); st=$?
-summary=$(echo "$out" | grep '^mean absolute percentage error')
-if [ $st -eq 0 ]; then
-    echo "h200 per-op validation: $summary (limit $limit): 1 passed, 0 failed"
+pass=0
+fail=0
+
+check() { # name value limit: value <= limit
+    if awk -v v="$2" -v l="$3" 'BEGIN { exit !(v ~ /^[0-9.]+$/ && v + 0 <= l + 0) }'; then
+        pass=$((pass + 1))
+        echo "  ok   $1: $2 (limit $3)"
+    else
+        fail=$((fail + 1))
+        echo "  FAIL $1: $2 (limit $3)"
+    fi
+}
+
+out=$("$bin" validate validation/h200-ops.csv --launch plain 2>&1) || true
+mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
+echo "h200 per-op validation:"
+check "h200-ops time MAPE %" "${mape:-999}" 15
+
+csv=$("$bin" validate validation/apps/h200-apps.csv --hw h200 --format csv 2>&1)
+if [ $? -ne 0 ]; then
+    echo "h200 applications: validate failed: $csv"
+    fail=$((fail + 1))
 else
-    echo "h200 per-op validation: exit $st, $summary (limit $limit): 0 passed, 1 failed"
-    exit 1
+    echo "h200 applications:"
+    # per (exec, metric): MAPE and worst; vf/bsp speedups paired by (workload, mode, params)
+    stats=$(echo "$csv" | awk -F, 'NR > 1 && $10 != "" {
+            k = $4 "_" $5; s[k] += $11; n[k]++; if ($11 > w[k]) w[k] = $11
+            if ($5 == "time_s") { key = $2 SUBSEP $3 SUBSEP $7; ref[$4, key] = $8; mod[$4, key] = $9 }
+        }
+        END {
+            for (k in s) printf "%s_mape %.2f\n%s_worst %.2f\n", k, 100 * s[k] / n[k], k, 100 * w[k]
+            for (pk in ref) {
+                split(pk, p, SUBSEP)
+                key = p[2] SUBSEP p[3] SUBSEP p[4]
+                if (p[1] != "bsp" || !(("vf", key) in ref)) continue
+                d = ref["bsp", key] / ref["vf", key] - mod["bsp", key] / mod["vf", key]
+                sd += d < 0 ? -d : d; nd++
+                if ((d < 0 ? -d : d) > wd) wd = d < 0 ? -d : d
+            }
+            if (nd) printf "speedup_mean %.3f\nspeedup_worst %.3f\n", sd / nd, wd
+        }')
+    get() { echo "$stats" | awk -v k="$1" '$1 == k { print $2 }'; }
+    check "bsp time MAPE % (goal 10)" "$(get bsp_time_s_mape)" 10
+    check "bsp time worst % (goal 20)" "$(get bsp_time_s_worst)" 30
+    check "bsp DRAM bytes MAPE % (goal 15)" "$(get bsp_dram_bytes_mape)" 15
+    check "vf (inductor) time MAPE %" "$(get vf_time_s_mape)" 15
+    check "vf/bsp speedup mean |error| x (goal 0.1)" "$(get speedup_mean)" 0.2
 fi
+
+for part in fit holdout; do
+    out=$("$bin" validate validation/apps/h200-micro-$part.csv --hw h200 2>&1) || true
+    mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
+    [ "$part" = fit ] && lim=12 || lim=25
+    check "micro $part time MAPE %" "${mape:-999}" $lim
+done
+
+echo "validation: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
