@@ -213,13 +213,15 @@ START_TEST(test_latency_bound)
     cost_eval(&g, &w, g.sm_count, &c, 1024, 1024, &r);
     ck_assert_int_eq(r.bound, BOUND_LATENCY);
     ck_assert_double_eq_tol(r.launch_s, 1.0e-6, 1e-15); /* CUDA-graph gap of a100.json */
-    ck_assert_double_eq_tol(r.latency_s, 409e-9, 1e-15); /* one DRAM round trip */
+    /* one DRAM round trip + the kernel floor (start, drain of its writes) */
+    ck_assert_double_eq_tol(r.latency_s, 409e-9 + g.kernel_floor_us * 1e-6, 1e-15);
+    ck_assert_double_eq_tol(g.kernel_floor_us, 0.70, 1e-12);
     double body = fmax(r.compute_s, fmax(r.l2_s, r.dram_s));
     ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + body, 1e-15);
     ck_assert(r.launch_s + r.latency_s > 0.5 * r.time_s);
     /* no DRAM reads (all hits): the first access waits one L2 round trip instead */
     cost_eval(&g, &w, g.sm_count, &c, 0, 1024, &r);
-    ck_assert_double_eq_tol(r.latency_s, 163e-9, 1e-15);
+    ck_assert_double_eq_tol(r.latency_s, 163e-9 + 0.70e-6, 1e-15);
     /* plain launches */
     cost_ctx plain = {.clock_MHz = g.clock_MHz, .graph_launch = 0};
     cost_eval(&g, &w, g.sm_count, &plain, 0, 1024, &r);
@@ -427,7 +429,9 @@ START_TEST(test_gemm_epilogue_and_fixed)
     cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &r);
     double bw = g.dram_bandwidth_GBps * 1e9 * g.dram_frac;
     ck_assert_double_eq_tol(r.tail_s, 262144.0 * 256 * 2 / bw, 1e-12);
-    ck_assert_double_eq_tol(r.latency_s, g.dram_latency_ns * 1e-9 + g.gemm_fixed_clk / 1830e6, 1e-15);
+    ck_assert_double_eq_tol(r.latency_s,
+                            g.dram_latency_ns * 1e-9 + g.kernel_floor_us * 1e-6 + g.gemm_fixed_clk / 1830e6,
+                            1e-15);
     double reads = (double)(w.in_bytes[0] + w.in_bytes[1]) / bw;
     ck_assert_double_eq_tol(r.time_s,
                             r.launch_s + r.latency_s + fmax(r.compute_s, fmax(r.l2_s, reads)) + r.tail_s,

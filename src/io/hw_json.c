@@ -42,13 +42,15 @@ static const hw_field HW_FIELDS[] = {
     {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
     {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
     {"launch.cta_dispatch_ns", D(cta_dispatch_ns), 0, 1e6, 0, 0},
+    {"launch.kernel_floor_us", D(kernel_floor_us), 0, 1e6, 1, 0.70},
     /* library kernel classes: optional; absent = the H200 measurement per SM clock (the
      * defaults below; hw/h200.json sources them) */
-    {"kernels.gemm_fixed_clk", D(gemm_fixed_clk), 0, 1e9, 1, 5490},
+    {"kernels.gemm_fixed_clk", D(gemm_fixed_clk), 0, 1e9, 1, 4209},
     {"kernels.gemm_align1_flop_per_clk_per_sm", D(gemm_align1_flop_per_clk_per_sm), 1, 1e7, 1, 492},
     {"kernels.gemm_align1_tile_clk", D(gemm_align1_tile_clk), 0, 1e9, 1, 1802},
     {"kernels.gemm_align1_clk_per_out_elem", D(gemm_align1_clk_per_out_elem), 0, 1e6, 1, 0.1916},
     {"kernels.col_reduce_partial_ns", D(col_reduce_partial_ns), 0, 1e6, 1, 228},
+    {"kernels.norm_param_grad_ns_per_row", D(norm_param_grad_ns_per_row), 0, 1e6, 1, 3.75},
     {"kernels.unaligned_copy_bytes_per_clk_per_sm", D(unaligned_copy_bytes_per_clk_per_sm), 0.01, 1e6, 1, 5.9},
     {"efficiency.tensor_frac", D(tensor_frac), 1e-3, 1, 0, 0},
     {"efficiency.simt_frac", D(simt_frac), 1e-3, 1, 0, 0},

@@ -149,6 +149,36 @@ static void embedding_bwd_tile(const hw_gpu *g, const op_work *w, cost_tiling *t
     t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
 }
 
+/* The parameter gradients of a norm backward (dgamma, dbeta: sums over the rows of dy and
+ * dy * x_hat) are a second kernel after the dx kernel (ATen's GammaBetaBackwardCUDAKernel, read
+ * in the H200 traces, validation/apps/h200-apps-kernels.csv):
+ * - up to NORM_PARAM_GRAD_SPLIT_ROWS rows, ceil(D / 32) CTAs of 32 x 32 threads, each walking all
+ *   the rows of its 32 columns: rows x kernels.norm_param_grad_ns_per_row, serial (MGN: 65536
+ *   rows of 128 in 241 us, 4 CTAs);
+ * - above, the rows are split across CTAs and the pass streams dy and x once more from memory
+ *   (GraphCast: 327660 rows of 512 in 208 us).
+ * Generated kernels (inductor) reduce the parameters in a split reduction, like the second case.
+ * Added to the row kernel's tiling as a second kernel and a serial tail. */
+#define NORM_PARAM_GRAD_SPLIT_ROWS 65536 /* 65536 rows unsplit, 81900 split on the H200 */
+enum { NORM_PARAM_GRAD_COLS_PER_CTA = 32 };
+
+static void norm_param_grad_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    t->kernels = 2;
+    double pass = 0;
+    if (w->generated || w->rows > NORM_PARAM_GRAD_SPLIT_ROWS) {
+        /* dy and x once more; from DRAM when they do not fit L2 together */
+        double bytes = (double)w->in_bytes[0] + (double)w->in_bytes[1];
+        pass = bytes / (g->dram_bandwidth_GBps * 1e9 * g->dram_frac);
+        if (bytes > hw_l2_bytes(g))
+            t->extra_dram_read_bytes += (int64_t)bytes;
+    } else {
+        int64_t ctas = cdiv(w->row_len, NORM_PARAM_GRAD_COLS_PER_CTA);
+        pass = (double)cdiv(ctas, g->sm_count) * (double)w->rows * g->norm_param_grad_ns_per_row * 1e-9;
+    }
+    t->tail_s += pass;
+}
+
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
 {
     memset(t, 0, sizeof *t);
@@ -303,6 +333,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
                 t->tail_s = (double)cdiv(gy, by) * g->col_reduce_partial_ns * 1e-9;
             break;
         }
+        if (w->type == OP_NORM_BWD && w->param_grads > 0)
+            norm_param_grad_tile(g, w, t);
         int64_t rows_per_cta = 1;
         op_rowgrid grid = op_info_of(w->type)->rowgrid;
         if (w->generated) /* Triton's persistent reductions: short rows packed like ours */
@@ -482,9 +514,11 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     }
     double kernels = t.kernels > 1 ? (double)t.kernels : 1.0;
     r->launch_s = kernels * cost_launch_s(g, c);
-    /* the first tile waits one memory round trip before it can compute (pipeline fill); an op
-     * of several kernels waits once per kernel */
-    r->latency_s = kernels * (r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9;
+    /* the first tile waits one memory round trip before it can compute (pipeline fill), and a
+     * launched kernel takes launch.kernel_floor_us to start and drain its writes (persistent
+     * pipeline stages are started once); an op of several kernels pays both once per kernel */
+    r->latency_s = kernels * ((r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns) * 1e-9 +
+                              (c->persistent ? 0.0 : g->kernel_floor_us * 1e-6));
     if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) /* set-up, fill, drain */
         r->latency_s += g->gemm_fixed_clk / (c->clock_MHz * 1e6);
     if (t.split_k > 1)

@@ -23,6 +23,7 @@ typedef struct hw_gpu {
     /* launch */
     double launch_overhead_us, launch_graph_overhead_us;
     double cta_dispatch_ns; /* GPU-wide time per CTA started by the block scheduler, at clock_MHz */
+    double kernel_floor_us; /* duration of a kernel that does nothing but write (start + drain) */
     /* library kernel classes (cuBLAS, ATen) beyond the roofline, each measured by its own
      * microbenchmark (hw/calibrate/apps); see cost.c */
     double gemm_fixed_clk;          /* SM clocks a cuBLAS GEMM kernel takes beyond its terms */
@@ -30,6 +31,7 @@ typedef struct hw_gpu {
     double gemm_align1_tile_clk;    /* fixed clocks per alignment-1 CTA tile */
     double gemm_align1_clk_per_out_elem; /* alignment-1 epilogue clocks per output element */
     double col_reduce_partial_ns;   /* ATen column reduction: one serial partial-sum step */
+    double norm_param_grad_ns_per_row; /* ATen's unsplit gamma/beta gradient reduction: per row */
     double unaligned_copy_bytes_per_clk_per_sm; /* element-wise (unvectorized) copies */
     /* achievable fractions of each peak */
     double tensor_frac, simt_frac, dram_frac, l2_frac;

@@ -826,6 +826,8 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
             w->row_len = x->dim[x->ndim - 1];
             w->rows = x->elems / w->row_len;
         }
+        if (o->type == OP_NORM_BWD)
+            w->param_grads = o->nout - 1;
         CHK(wl_mul(w->elems, fl, &w->flops_simt));
         CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
         if (inf->sfu_per_row) /* norms: one rsqrt per row */

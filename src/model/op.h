@@ -182,6 +182,8 @@ typedef struct op_work {
     int generated;              /* a kernel a fusing compiler generates (Triton, vf groups), not
                                    an ATen library call: ROW ops pack rows and cost by their
                                    FLOPs, not by ATen's measured instruction counts (cost.c) */
+    int param_grads;            /* norm_backward: parameter gradients it produces (dgamma,
+                                   dbeta): a second kernel reduces them over the rows (cost.c) */
     int64_t refetch_bytes;      /* generated kernels: DRAM re-reads of their gathers' rows (the
                                    fuser sums its members' gather re-fetches; cost.c) */
 } op_work;

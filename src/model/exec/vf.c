@@ -776,7 +776,8 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
  * the benchmark inductor runs at compile time finds the padded version faster by
  * VF_INDUCTOR_PAD_MARGIN. The model's times stand in for that benchmark, cold inputs for both.
  * (pad_mm's compute-bound pre-filter is left out: on the H200, torch 2.11 padded NeRF's fc1 and
- * rgb_fc2, whose arithmetic intensity is below it; validation/apps/h200-apps-kernels.csv.) */
+ * rgb_fc2, whose arithmetic intensity is below it; it did not pad batched products;
+ * validation/apps/h200-apps-kernels.csv.) */
 #define VF_INDUCTOR_PAD_MARGIN 1.1 /* pad_mm's shape_padding_multiplier */
 
 static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
@@ -801,7 +802,9 @@ static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost
     const wl_graph *g = p->g;
     const hw_gpu *hw = p->hw;
     int64_t pb[3];
-    if (!gw->align1 || op_gemm_pad_bytes(g, &g->op[mo], pb))
+    /* batched products stay unpadded: torch.compile never padded DLRM's batched 27x27
+     * interaction (bmm) at any of its three sizes, while it padded the 2-D GEMMs next to it */
+    if (!gw->align1 || gw->batch > 1 || op_gemm_pad_bytes(g, &g->op[mo], pb))
         return 0;
     cost_result orig, r;
     cost_eval(hw, gw, hw->sm_count, c, inb, outb, &orig);
