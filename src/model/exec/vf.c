@@ -346,10 +346,13 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
                      "registers", (long long)ct.tm, (long long)nt.tn, acc / 1024, rf / 1024);
             return -1;
         }
-        char d1[48], d2[48], d[128];
+        /* ... and, in shared memory at once: the intermediate tile, the next weight panel and
+         * the producing GEMM's own multi-stage operand buffers (its mainloop still runs) */
+        char d1[48], d2[48], d[160];
         double bytes = tile_desc(d1, sizeof d1, ct.tm, w->k, tt->dt) +
-                       tile_desc(d2, sizeof d2, w->k, nt.tn, tt->dt);
-        snprintf(d, sizeof d, "intermediate %s + weight panel %s", d1, d2);
+                       tile_desc(d2, sizeof d2, w->k, nt.tn, tt->dt) + ct.smem_per_cta_bytes;
+        snprintf(d, sizeof d, "intermediate %s + weight panel %s + operand stages %.4g KiB", d1, d2,
+                 ct.smem_per_cta_bytes / KIB_BYTES);
         if (smem_fits(p, "gemm-chain", d, bytes, why, nwhy, rule, nrule))
             return -1;
         *ctx_out = i;
