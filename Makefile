@@ -35,7 +35,7 @@ TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libkitsune.a
 BIN      = $(BUILD)/kitsune
 
-.PHONY: all deps demo check unit golden bad tools test asan bench figures validate clean
+.PHONY: all deps deps-test demo check unit golden bad tools export-test test asan bench figures validate clean
 all: $(BIN)
 
 # V=1 prints every command.
@@ -59,9 +59,13 @@ $(BUILD)/tests/%: tests/%.c tests/ktest.h $(LIB)
 	@$(if $(V),:,echo "  TEST    $@")
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
-# Set-up: installs missing Debian packages (a no-op when all are present).
+# Set-up: installs missing Debian packages (a no-op when all are present); deps-test also what
+# only the tests need (python3-torch for the exporter's tests).
 deps:
 	@sh scripts/install-deps.sh
+
+deps-test:
+	@sh scripts/install-deps.sh test
 
 # The main job on the shipped defaults.
 demo: deps
@@ -70,7 +74,7 @@ demo: deps
 
 # Every test: unit tests, golden CLI tests and the bad-input corpus, then the same under
 # AddressSanitizer + UndefinedBehaviorSanitizer.
-check: deps
+check: deps-test
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory SAN=1 test
 	@echo "make check: all tests passed (normal and ASan/UBSan builds)"
@@ -89,8 +93,13 @@ tools: $(BIN)
 	@sh tests/run-tools.sh $(BIN)
 	@sh tests/run-validate.sh $(BIN)
 
+# The PyTorch exporter (tools/kitsune-export): skipped with a notice when torch is missing.
+export-test: $(BIN)
+	@sh tests/export/run-export.sh $(BIN)
+
 test: $(BIN) $(TEST_BIN)
 	@$(MAKE) --no-print-directory unit golden bad tools
+	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test
 
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test

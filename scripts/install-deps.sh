@@ -1,7 +1,10 @@
 #!/bin/sh
 # Install the Debian packages kitsune needs; does nothing when all are present.
+# `install-deps.sh test` adds what only the tests need: python3-torch (Debian's PyTorch, for the
+# exporter's tests, tests/export/run-export.sh).
 set -eu
 PKGS="build-essential pkg-config libglpk-dev libcjson-dev check gnuplot-nox"
+[ "${1:-}" = test ] && PKGS="$PKGS python3-torch"
 missing=""
 for p in $PKGS; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -139,23 +139,34 @@ START_TEST(test_gemm_chain)
     arena a = {0};
     wl_graph g;
     kt_result v;
-    /* hidden 256: the 128 x 256 intermediate tile and fc2's 256 x 128 weight panel (its tile
-     * columns) = 256 x 256 x 2 B = 128 KiB <= 164 KiB of A100 shared memory; fc2's 128 x 128
-     * fp32 accumulators (64 KiB) fit half the 256 KiB register file */
-    mlp_text(text, sizeof text, 256);
+    /* hidden 128: the 128 x 128 intermediate tile, fc2's 128 x 128 weight panel (its tile
+     * columns) and fc1's four operand stages (4 x (128 + 128) x 32 x 2 B = 64 KiB) = 128 KiB <=
+     * 164 KiB of A100 shared memory; fc2's 128 x 128 fp32 accumulators (64 KiB) fit half the
+     * 256 KiB register file */
+    mlp_text(text, sizeof text, 128);
     load_wl(text, &a, &g);
     run(&g, 0, NULL, &a, NULL, &v);
     ck_assert_int_eq(v.nitems, 1);
     ck_assert_int_eq(v.items[0].nops, 3);
-    ck_assert_msg(strstr(v.items[0].note, "gemm-chain: intermediate 128x256 bf16 + weight panel "
-                                          "256x128 bf16 = 128 KiB <= smem 164 KiB"),
+    ck_assert_msg(strstr(v.items[0].note, "gemm-chain: intermediate 128x128 bf16 + weight panel "
+                                          "128x128 bf16 + operand stages 64 KiB = 128 KiB <= smem "
+                                          "164 KiB"),
                   "%s", v.items[0].note);
     /* x, w1, w2 read once, y written once; h and r never leave the chip */
-    ck_assert_int_eq(v.dram_read_bytes, 8192LL * 256 * 2 + 2 * 256LL * 256 * 2);
+    ck_assert_int_eq(v.dram_read_bytes, 8192LL * 256 * 2 + 2 * 256LL * 128 * 2);
     ck_assert_int_eq(v.dram_write_bytes, 8192LL * 256 * 2);
     /* both GEMMs' FLOPs in the one kernel: 2 x (2 M N K) */
-    ck_assert_int_eq(v.items[0].c.flops_tensor, 2 * 2LL * 8192 * 256 * 256);
+    ck_assert_int_eq(v.items[0].c.flops_tensor, 2 * 2LL * 8192 * 256 * 128);
     arena_free(&a);
+
+    /* hidden 256: 64 + 64 + 64 KiB = 192 KiB > 164 KiB (it would fit Hopper's 228 KiB) */
+    arena c = {0};
+    mlp_text(text, sizeof text, 256);
+    load_wl(text, &c, &g);
+    run(&g, 0, NULL, &c, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_msg(strstr(v.items[0].note, "= 192 KiB > smem 164 KiB"), "%s", v.items[0].note);
+    arena_free(&c);
 
     /* hidden 4096: 128 x 4096 x 2 B = 1 MiB > 164 KiB */
     arena b = {0};
@@ -166,7 +177,8 @@ START_TEST(test_gemm_chain)
     ck_assert_int_eq(v.items[0].nops, 2);
     ck_assert_str_eq(v.items[0].name, "fc1..act");
     ck_assert_msg(strstr(v.items[0].note, "gemm-chain: intermediate 128x4096 bf16 + weight panel "
-                                          "4096x128 bf16 = 2 MiB > smem 164 KiB"),
+                                          "4096x128 bf16 + operand stages 64 KiB = 2.062 MiB > smem "
+                                          "164 KiB"),
                   "%s", v.items[0].note);
     ck_assert_int_eq(v.items[1].nops, 1);
     ck_assert_str_eq(v.items[1].type, "linear");
