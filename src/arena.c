@@ -11,7 +11,7 @@ struct arena_block {
     _Alignas(16) unsigned char data[];
 };
 
-enum { ARENA_BLOCK_BYTES = 64 * 1024 };
+enum { ARENA_BLOCK_BYTES = 256 * 1024 };
 
 void *arena_calloc(arena *a, size_t n, size_t size)
 {
@@ -25,9 +25,14 @@ void *arena_calloc(arena *a, size_t n, size_t size)
     b = a->head;
     if (!b || b->cap - b->used < bytes) {
         size_t cap = bytes > ARENA_BLOCK_BYTES ? bytes : ARENA_BLOCK_BYTES;
-        b = malloc(sizeof *b + cap);
-        if (!b)
-            return NULL;
+        if (cap == ARENA_BLOCK_BYTES && a->spare) {
+            b = a->spare;
+            a->spare = b->next;
+        } else {
+            b = malloc(sizeof *b + cap);
+            if (!b)
+                return NULL;
+        }
         b->cap = cap;
         b->used = 0;
         b->next = a->head;
@@ -60,7 +65,12 @@ void arena_release(arena *a, arena_pos pos)
 {
     while (a->head && a->head != pos.block) {
         arena_block *n = a->head->next;
-        free(a->head);
+        if (a->head->cap == ARENA_BLOCK_BYTES) {
+            a->head->next = a->spare;
+            a->spare = a->head;
+        } else {
+            free(a->head);
+        }
         a->head = n;
     }
     if (a->head)
@@ -69,11 +79,12 @@ void arena_release(arena *a, arena_pos pos)
 
 void arena_free(arena *a)
 {
-    arena_block *b = a->head;
-    while (b) {
-        arena_block *n = b->next;
-        free(b);
-        b = n;
-    }
-    a->head = NULL;
+    arena_block *lists[2] = {a->head, a->spare};
+    for (int k = 0; k < 2; k++)
+        for (arena_block *b = lists[k]; b;) {
+            arena_block *n = b->next;
+            free(b);
+            b = n;
+        }
+    a->head = a->spare = NULL;
 }

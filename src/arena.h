@@ -7,6 +7,7 @@ typedef struct arena_block arena_block;
 /** An arena; zero-initialise it (arena a = {0}) before use. */
 typedef struct arena {
     arena_block *head;
+    arena_block *spare; /* standard-size blocks released by arena_release, reused first */
 } arena;
 
 /** Zeroed, 16-byte aligned memory that lives until arena_free; NULL on out-of-memory or
@@ -22,7 +23,8 @@ typedef struct arena_pos {
 /** The current position. */
 arena_pos arena_mark(const arena *a);
 /** Free everything allocated since `pos` (a position of this arena, not already released):
- *  scratch memory of one step of a long loop. */
+ *  scratch memory of one step of a long loop. Standard-size blocks are kept for the next steps
+ *  (no malloc/free churn); arena_free returns them. */
 void arena_release(arena *a, arena_pos pos);
 /** Free every block. The arena may be reused afterwards. */
 void arena_free(arena *a);

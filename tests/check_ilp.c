@@ -1,4 +1,5 @@
-/* check_ilp: the GLPK stage-to-SM mapping against exhaustive enumeration. */
+/* check_ilp: the stage-to-SM mapper (exact search, estimate, GLPK MILP) against exhaustive
+ * enumeration computed here independently. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -14,24 +15,34 @@ static unsigned rnd(unsigned *s)
     return (*s >> 16) & 0x7fff;
 }
 
-/* Independent brute force: every combination, feasibility checked here. */
+/* Independent brute force: every combination, capacities and the time formula written here. */
 static double brute(const ilp_problem *p)
 {
     int c[MAXS] = {0};
     double best = -1;
     for (;;) {
-        double pool[2] = {0, 0}, smem = 0, q = 0, t = p->rate_cap > 0 ? p->rate_cap : 1e300;
+        double pool[2] = {0, 0}, smem = 0, q = 0, P = 0, fill = 0;
+        double l2 = p->l2_fixed_bytes, dram = p->dram_fixed_bytes;
         for (int i = 0; i < p->nstages; i++) {
-            int a = p->st[i].cand_ctas[c[i]];
-            pool[p->shared_pool ? 0 : p->st[i].tensor] += a;
-            smem += a * p->st[i].smem_per_cta_bytes;
-            q += a * p->st[i].queue_bytes_per_cta;
-            t = fmin(t, p->st[i].cand_rate[c[i]]);
+            const ilp_stage *s = &p->st[i];
+            int a = s->cand_ctas[c[i]];
+            pool[p->shared_pool ? 0 : s->tensor] += a;
+            smem += a * s->smem_per_cta_bytes;
+            q += s->queue_bytes[c[i]];
+            P = fmax(P, s->period_s[c[i]]);
+            fill += s->fill_s[c[i]];
+            l2 += s->l2_bytes[c[i]];
+            dram += s->dram_bytes[c[i]];
         }
+        if (p->l2_Bps > 0)
+            P = fmax(P, l2 / p->l2_Bps);
+        if (p->dram_Bps > 0)
+            P = fmax(P, dram / p->dram_Bps);
+        double t = fill + (p->tiles - 1) * P;
         int ok = pool[0] <= p->sm_count && pool[1] <= p->sm_count &&
                  smem <= p->sm_count * p->smem_per_sm_bytes &&
                  (p->queue_budget_bytes < 0 || q <= p->queue_budget_bytes);
-        if (ok && t > best)
+        if (ok && (best < 0 || t < best))
             best = t;
         int i = 0;
         while (i < p->nstages && ++c[i] == p->st[i].ncand)
@@ -42,73 +53,122 @@ static double brute(const ilp_problem *p)
     return best;
 }
 
+/* A random stage: a period that falls with the CTA count but not linearly (wave quantization),
+ * traffic that grows with it (multicast), a fill that falls with it, ring storage that grows
+ * with it (the mapper's contract for every resource). */
+static void random_stage(unsigned *seed, const int *cands, int nc, ilp_stage *st, double *buf)
+{
+    double *period = buf, *l2 = buf + MAXC, *dram = buf + 2 * MAXC, *fill = buf + 3 * MAXC,
+           *qb = buf + 4 * MAXC;
+    double work = 1e-6 * (1 + rnd(seed) % 100);
+    double wave = 1 + rnd(seed) % 7;
+    double mc = (rnd(seed) % 3) * 1000.0;
+    double qbase = 100.0 * (rnd(seed) % 50);
+    for (int k = 0; k < nc; k++) {
+        period[k] = work * ceil(wave / cands[k] + 0.5) / wave;
+        l2[k] = 4000.0 + mc * cands[k];
+        dram[k] = rnd(seed) % 4 ? 0 : 2000.0;
+        fill[k] = period[k] * (1 + rnd(seed) % 3);
+        qb[k] = qbase * (1 + cands[k] / 4);
+    }
+    st->tensor = (int)(rnd(seed) % 2);
+    st->ncand = nc;
+    st->cand_ctas = cands;
+    st->period_s = period;
+    st->l2_bytes = l2;
+    st->dram_bytes = dram;
+    st->fill_s = fill;
+    st->queue_bytes = qb;
+    st->smem_per_cta_bytes = rnd(seed) % 3 ? 1000.0 * (rnd(seed) % 100) : 0;
+    st->regs_per_cta_bytes = 0;
+}
+
 START_TEST(random_vs_brute_force)
 {
     unsigned seed = 12345;
     static const int CAND[MAXC] = {1, 2, 3, 4, 6, 8, 12, 16};
-    for (int trial = 0; trial < 60; trial++) {
+    int optimal = 0;
+    for (int trial = 0; trial < 80; trial++) {
         int S = 4 + (int)(rnd(&seed) % 13); /* 4..16 SMs */
         int n = 2 + (int)(rnd(&seed) % 3);  /* 2..4 stages */
         ilp_stage st[MAXS];
-        double rate[MAXS][MAXC];
+        double buf[MAXS][5 * MAXC];
         int cands[MAXC], nc = 0;
         for (int k = 0; k < MAXC; k++)
             if (CAND[k] <= S)
                 cands[nc++] = CAND[k];
-        for (int i = 0; i < n; i++) {
-            double base = 1 + rnd(&seed) % 100;
-            double wave = 1 + rnd(&seed) % 7; /* tiles per wave: non-linear scaling */
-            for (int k = 0; k < nc; k++)
-                rate[i][k] = base * cands[k] / ceil(wave / cands[k] + 0.5);
-            st[i].tensor = (int)(rnd(&seed) % 2);
-            st[i].ncand = nc;
-            st[i].cand_ctas = cands;
-            st[i].cand_rate = rate[i];
-            st[i].smem_per_cta_bytes = rnd(&seed) % 3 ? 1000.0 * (rnd(&seed) % 100) : 0;
-            st[i].regs_per_cta_bytes = 0;
-            st[i].queue_bytes_per_cta = 100.0 * (rnd(&seed) % 50);
-        }
+        for (int i = 0; i < n; i++)
+            random_stage(&seed, cands, nc, &st[i], buf[i]);
         ilp_problem p = {n, st, S, (int)(rnd(&seed) % 2), 64000, 65536,
-                         rnd(&seed) % 2 ? 0 : 50.0 + rnd(&seed) % 500,
-                         rnd(&seed) % 2 ? -1 : 2000.0 + 100.0 * (rnd(&seed) % 100), 5.0};
-        int choice[MAXS];
+                         1.0 + (rnd(&seed) % 4 ? rnd(&seed) % 500 : 0),
+                         rnd(&seed) % 2 ? 0 : 1e9 + 1e7 * (rnd(&seed) % 100),
+                         rnd(&seed) % 2 ? 0 : 1e9,
+                         0, rnd(&seed) % 2 ? 0 : 500.0,
+                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 100), 5.0};
+        int choice[MAXS], ch2[MAXS];
         ilp_solution sol = {.choice = choice};
         double want = brute(&p);
         int rc = ilp_solve(&p, &sol);
         if (want < 0) {
             ck_assert_int_eq(rc, -1);
+            ck_assert_double_eq(ilp_exact(&p, ch2), -1);
             continue;
         }
         ck_assert_int_eq(rc, 0);
-        ck_assert_msg(sol.status == ILP_OPTIMAL, "trial %d status %s", trial,
+        ck_assert_msg(sol.status == ILP_OPTIMAL || sol.status == ILP_EXACT_BOUND,
+                      "trial %d status %s", trial, ilp_status_name(sol.status));
+        optimal += sol.status == ILP_OPTIMAL;
+        /* optimal, or proven within the 1% the bound allows */
+        double tol = sol.status == ILP_OPTIMAL ? 1e-6 : 1e-2;
+        ck_assert_msg(sol.time_s >= want * (1 - 1e-9) && sol.time_s <= want * (1 + tol),
+                      "trial %d: ilp %g brute %g (%s)", trial, sol.time_s, want,
                       ilp_status_name(sol.status));
-        ck_assert_msg(fabs(sol.objective - want) <= 1e-6 * want, "trial %d: ilp %g brute %g",
-                      trial, sol.objective, want);
-        ck_assert_double_eq_tol(ilp_eval(&p, choice), want, 1e-6 * want);
-        ck_assert_double_eq_tol(sol.gap, 0, 1e-12);
-        /* the greedy fallback is feasible and never better than the optimum */
-        int gch[MAXS];
-        double g = ilp_greedy(&p, gch);
-        ck_assert(g <= want * (1 + 1e-9));
+        ck_assert_double_eq_tol(ilp_eval(&p, choice, NULL), sol.time_s, 1e-9 * want);
+        ck_assert(sol.bound_s <= want * (1 + 1e-9));
+        /* the exact search and the estimate are feasible and never better than the optimum */
+        double te = ilp_exact(&p, ch2);
+        ck_assert(te >= want * (1 - 1e-9));
+        double tq = ilp_estimate(&p, ch2);
+        ck_assert(tq >= want * (1 - 1e-9));
+        ck_assert_double_eq_tol(ilp_eval(&p, ch2, NULL), tq, 1e-9 * tq);
     }
+    ck_assert_int_ge(optimal, 5); /* GLPK itself was exercised */
+}
+END_TEST
+
+/* With one tile the period does not matter: the mapper minimizes fill alone. */
+START_TEST(one_tile_is_fill_only)
+{
+    static const int C[] = {1, 2, 4};
+    double per[3] = {4, 2, 1}, l2[3] = {0, 0, 0}, dr[3] = {0, 0, 0}, fill[3] = {3, 2, 5},
+           qb[3] = {0, 0, 0};
+    ilp_stage st[1] = {{1, 3, C, per, l2, dr, fill, qb, 0, 0}};
+    ilp_problem p = {1, st, 4, 0, 1, 1, 1, 0, 0, 0, 0, -1, 5.0};
+    int ch[1];
+    ilp_solution sol = {.choice = ch};
+    ck_assert_int_eq(ilp_solve(&p, &sol), 0);
+    ck_assert_int_eq(C[ch[0]], 2);
+    ck_assert_double_eq_tol(sol.time_s, 2, 1e-12);
 }
 END_TEST
 
 START_TEST(equal_stages_split_evenly)
 {
-    /* two Tensor stages with the same linear rate: the optimum is S/2 each */
+    /* two Tensor stages with the same linear rate, many tiles: the optimum is S/2 each */
     static const int C[] = {1, 2, 4, 8, 12, 16, 24};
-    double r[7];
-    for (int k = 0; k < 7; k++)
-        r[k] = 10.0 * C[k];
-    ilp_stage st[2] = {{1, 7, C, r, 0, 0, 0}, {1, 7, C, r, 0, 0, 0}};
-    ilp_problem p = {2, st, 24, 0, 1, 1, 0, -1, 5.0};
+    double per[7], z[7] = {0}, fill[7];
+    for (int k = 0; k < 7; k++) {
+        per[k] = 1.0 / (10.0 * C[k]);
+        fill[k] = per[k];
+    }
+    ilp_stage st[2] = {{1, 7, C, per, z, z, fill, z, 0, 0}, {1, 7, C, per, z, z, fill, z, 0, 0}};
+    ilp_problem p = {2, st, 24, 0, 1, 1, 1001, 0, 0, 0, 0, -1, 5.0};
     int ch[2];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
     ck_assert_int_eq(C[ch[0]], 12);
     ck_assert_int_eq(C[ch[1]], 12);
-    ck_assert_double_eq_tol(sol.objective, 120, 1e-9);
+    ck_assert_double_eq_tol(sol.period_s, 1.0 / 120, 1e-12);
     /* a Tensor and a SIMT stage share SMs under the heterogeneity-aware scheduler ... */
     st[1].tensor = 0;
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
@@ -118,38 +178,38 @@ START_TEST(equal_stages_split_evenly)
     p.shared_pool = 1;
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
     ck_assert_int_eq(C[ch[0]] + C[ch[1]], 24);
-    ck_assert_double_eq_tol(sol.objective, 120, 1e-9);
+    ck_assert_double_eq_tol(sol.period_s, 1.0 / 120, 1e-12);
 }
 END_TEST
 
-START_TEST(bounds_and_fallback)
+START_TEST(bounds_and_failures)
 {
     static const int C[] = {1, 2, 4};
-    double r1[3] = {1, 2, 4}, r2[3] = {3, 6, 12};
-    ilp_stage st[2] = {{1, 3, C, r1, 0, 0, 0}, {0, 3, C, r2, 0, 0, 0}};
-    /* rate cap from bandwidth binds */
-    ilp_problem p = {2, st, 4, 0, 1, 1, 2.5, -1, 5.0};
+    double p1[3] = {1, 0.5, 0.25}, p2[3] = {1.0 / 3, 1.0 / 6, 1.0 / 12}, z[3] = {0},
+           l2[3] = {10, 10, 10}, f[3] = {0, 0, 0};
+    ilp_stage st[2] = {{1, 3, C, p1, l2, z, f, z, 0, 0}, {0, 3, C, p2, l2, z, f, z, 0, 0}};
+    /* L2 bandwidth binds: 20 bytes per tile at 50 B/s = 0.4 s per tile */
+    ilp_problem p = {2, st, 4, 0, 1, 1, 11, 50, 0, 0, 0, -1, 5.0};
     int ch[2];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
-    ck_assert_double_eq_tol(sol.objective, 2.5, 1e-12);
-    /* smem: each CTA needs the whole SM's shared memory: 4 CTAs in total at most */
+    ck_assert_double_eq_tol(sol.period_s, 0.4, 1e-12);
+    ck_assert_double_eq_tol(sol.time_s, 10 * 0.4, 1e-12);
+    /* smem: each CTA needs a whole SM's shared memory: 4 CTAs in total at most */
     st[0].smem_per_cta_bytes = st[1].smem_per_cta_bytes = 100;
     p.smem_per_sm_bytes = 100;
-    p.rate_cap = 0;
+    p.l2_Bps = 0;
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
     ck_assert_int_le(C[ch[0]] + C[ch[1]], 4);
-    ck_assert_double_eq_tol(sol.objective, 2, 1e-12); /* (2, 1) or (2, 2): min(2, 3 or 6) */
-    /* nothing fits: -1, greedy status */
+    ck_assert_double_eq_tol(sol.period_s, 0.5, 1e-12); /* (2, 1) or (2, 2) */
+    /* nothing fits: -1 */
     p.smem_per_sm_bytes = 10;
     ck_assert_int_eq(ilp_solve(&p, &sol), -1);
-    ck_assert_int_eq(sol.fallback, 1);
-    /* a non-finite rate is rejected before GLPK and the greedy answers */
+    ck_assert_int_eq(sol.status, ILP_INFEASIBLE);
+    /* a non-finite period is rejected */
     p.smem_per_sm_bytes = 100;
-    r2[2] = NAN;
-    ck_assert_int_eq(ilp_solve(&p, &sol), 0);
-    ck_assert_int_eq(sol.fallback, 1);
-    ck_assert_int_eq(sol.status, ILP_GREEDY_FAILED);
+    p2[2] = NAN;
+    ck_assert_int_eq(ilp_solve(&p, &sol), -1);
 }
 END_TEST
 
@@ -158,8 +218,9 @@ static Suite *suite(void)
     Suite *s = suite_create("ilp");
     TCase *t = tcase_create("ilp_solve");
     tcase_add_test(t, random_vs_brute_force);
+    tcase_add_test(t, one_tile_is_fill_only);
     tcase_add_test(t, equal_stages_split_evenly);
-    tcase_add_test(t, bounds_and_fallback);
+    tcase_add_test(t, bounds_and_failures);
     suite_add_tcase(s, t);
     return s;
 }

@@ -22,7 +22,7 @@ START_TEST(test_edge_block)
     pipe_env x;
     ck_assert_int_eq(pipe_env_init(&x, &hw, &g, w, &c, 0, 1.0, &a), 0);
     ks_pipeline p;
-    ck_assert_int_eq(pipe_build(&x, 2, 9, 1, NULL, &a, &p), 0);
+    ck_assert_int_eq(pipe_build(&x, 2, 9, 1, NULL, 0, &a, &p), 0);
     /* edge_cat, fc1(+relu1), fc2(+relu2), fc3, ln, res: the ReLUs are epilogues; the residual add
      * reads an external input besides the layernorm's output, so it is a stage of its own */
     ck_assert_int_eq(p.nstages, 6);
@@ -36,22 +36,28 @@ START_TEST(test_edge_block)
     for (int q = 0; q < p.nqueues; q++)
         consumers += p.queues[q].nconsumers;
     ck_assert_int_eq(consumers, 5);
-    ck_assert_int_eq(p.tiles, 393216 / 128);
-    /* every stage within its pool: one Tensor and one SIMT CTA per SM at most */
+    ck_assert_int_eq(p.stream_rows, 393216);
+    ck_assert(p.tile_rows >= PIPE_TILE_ROWS_MIN && p.tile_rows <= PIPE_TILE_ROWS_MAX);
+    ck_assert_int_eq(p.tiles, (393216 + p.tile_rows - 1) / p.tile_rows);
+    /* every stage within its pool: one Tensor and one SIMT CTA per SM at most; its groups
+     * divide its CTAs */
     int pool[2] = {0, 0};
-    for (int s = 0; s < p.nstages; s++)
+    for (int s = 0; s < p.nstages; s++) {
         pool[p.stages[s].tensor] += p.stages[s].ctas;
+        ck_assert_int_eq(p.stages[s].ctas % p.stages[s].groups, 0);
+    }
     ck_assert_int_le(pool[0], hw.sm_count);
     ck_assert_int_le(pool[1], hw.sm_count);
-    /* imposing the ILP's own allocation gives the same pipeline */
+    /* imposing the mapper's own allocation and tile height gives the same pipeline */
     int force[16];
     for (int s = 0; s < p.nstages; s++)
-        force[s] = p.stages[s].choice;
+        force[s] = p.stages[s].ctas;
     ks_pipeline q;
-    ck_assert_int_eq(pipe_build(&x, 2, 9, 1, force, &a, &q), 0);
-    ck_assert_double_eq(q.time_s, p.time_s);
+    ck_assert_int_eq(pipe_build(&x, 2, 9, 1, force, p.tile_rows, &a, &q), 0);
+    ck_assert_double_eq_tol(q.time_s, p.time_s, 1e-12 * p.time_s);
     ck_assert_int_eq(q.dram_read_bytes, p.dram_read_bytes);
     ck_assert_str_eq(q.ilp_status_name, "imposed");
+    pipe_env_release(&x);
     arena_free(&a);
 }
 END_TEST

@@ -13,9 +13,15 @@ static hw_gpu a100(void)
 START_TEST(closed_form)
 {
     hw_gpu g = a100();
-    /* by hand: B_cta = 7219e9 * 0.665 / 108 = 44.45e9 B/s; t_sync = 2 * 163 ns = 326 ns */
+    /* by hand: B_cta = 7219e9 * 0.665 / 108 = 44.45e9 B/s (queue.cta_bytes_per_clk 31.5250 at
+     * 1410 MHz); t_sync = 2 * 163 ns = 326 ns */
     double B = 7219e9 * 0.665 / 108, ts = 2 * 163e-9;
-    ck_assert_double_eq_tol(q_cta_Bps(&g, g.clock_MHz), B, B * 1e-9);
+    ck_assert_double_eq_tol(q_cta_Bps(&g, g.clock_MHz), B, B * 1e-5);
+    B = q_cta_Bps(&g, g.clock_MHz);
+    /* a per-SM port: twice the SMs leave one queue's bandwidth as it is */
+    hw_gpu big = g;
+    big.sm_count *= 2;
+    ck_assert_double_eq(q_cta_Bps(&big, g.clock_MHz), B);
     ck_assert_double_eq_tol(q_sync_s(&g), ts, 1e-15);
     double P = 65536;
     ck_assert_double_eq_tol(q_eff_Bps(&g, P, g.clock_MHz), P / (P / B + ts), 1);

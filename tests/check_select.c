@@ -101,9 +101,10 @@ END_TEST
 
 /* Synthetic segment cost for the DP: 0.6 x the sum of the ops' rest times. */
 static const double REST[7] = {5, 1, 4, 0, 2, 1, 1};
-static double cost(void *ctx, int first, int last)
+static double cost(void *ctx, int first, int last, double budget_s)
 {
     (void)ctx;
+    (void)budget_s;
     double s = 0;
     for (int i = first; i <= last; i++)
         s += REST[i];
@@ -126,7 +127,7 @@ START_TEST(search_vs_brute_force)
                 if (i == start)
                     t += REST[i];
                 else if (sel_valid(&f.g, f.w, start, i))
-                    t += cost(NULL, start, i);
+                    t += cost(NULL, start, i, 0);
                 else
                     ok = 0;
                 start = i + 1;
@@ -137,7 +138,7 @@ START_TEST(search_vs_brute_force)
     }
     sel_seg s[8];
     double got;
-    int k = sel_search(&f.g, f.w, REST, SEL_MAX_SEGMENT_OPS, cost, NULL, &f.a, s, 8, &got);
+    int k = sel_search(&f.g, f.w, REST, SEL_MAX_SEGMENT_OPS, cost, NULL, NULL, &f.a, s, 8, &got);
     ck_assert_int_ge(k, 1);
     ck_assert_double_eq_tol(got, best, 1e-12);
     /* by hand: fc1..fc2 as one pipeline: 0.6 * 10 + 1 = 7 vs 10 */

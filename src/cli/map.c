@@ -11,10 +11,12 @@
 static const char *const HELP =
     "usage: kitsune map --hw HW --workload WL [options]\n"
     "\n"
-    "The spatial pipelines Kitsune execution selects for a workload: per pipeline its stages (op,\n"
-    "unit, CTAs, rate in tiles/s, limit), the bottleneck, the ring queues between stages (payload,\n"
-    "depth, storage, L2 or spilled), the ILP solver status, objective, bound and gap, and how far\n"
-    "the paper's pattern selection is from the model-driven search.\n"
+    "The spatial pipelines Kitsune execution selects for a workload: per pipeline its tiles, period,\n"
+    "fill and traffic per tile; per stage its CTAs, work split (row, column, row x column groups or\n"
+    "reduction), seconds per tile (compute, L2 port, queue sync) and what limits it, where its\n"
+    "broadcast operand (weights) lives; the ring queues (tile, payload, storage, spill), the\n"
+    "mapper's status, time, bound and gap, and how far the paper's pattern selection is from the\n"
+    "model-driven search.\n"
     "\n"
     "  --mode inference|training        (default inference)\n"
     "  --select search|patterns         subgraph selection (default search)\n"
@@ -44,42 +46,55 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
             pl->none_time_s * 1e6);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
-        fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %d rows (stream rows %lld)\n", i,
+        fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %lld rows (stream rows %lld)%s\n", i,
                 g->op[p->first_op].name, g->op[p->last_op].name, p->last_op - p->first_op + 1,
-                (long long)p->tiles, 128, (long long)p->stream_rows);
-        fprintf(f, "  time %.2f us (fill %.2f us), throughput %.4g tiles/s, bottleneck %s; "
+                (long long)p->tiles, (long long)p->tile_rows, (long long)p->stream_rows,
+                p->barriers ? ", barriers" : "");
+        fprintf(f, "  time %.2f us (fill %.2f us, setup %.2f us, period %.4g us), bottleneck %s; "
                    "dram rd %.3f MB wr %.3f MB (weights re-read %.3f MB, spilled %.3f MB)\n",
-                p->time_s * 1e6, p->fill_s * 1e6, p->throughput_tiles_per_s, p->bottleneck,
+                p->time_s * 1e6, p->fill_s * 1e6, p->setup_s * 1e6, p->period_s * 1e6, p->bottleneck,
                 (double)p->dram_read_bytes / 1e6, (double)p->dram_write_bytes / 1e6,
                 (double)p->weight_reread_bytes / 1e6, (double)p->spilled_bytes / 1e6);
-        fprintf(f, "  bounds: dram %.4g tiles/s, l2 %.4g tiles/s; ilp %s%s, objective %.4g tiles/s, "
-                   "bound %.4g, gap %.2f%%\n",
-                p->dram_bound_tiles_per_s, p->l2_bound_tiles_per_s, p->ilp_status_name,
-                p->ilp_fallback ? " [greedy fallback: slowest stage gets the next allocation]" : "",
-                p->ilp_objective_tiles_per_s, p->ilp_bound_tiles_per_s, 100 * p->ilp_gap);
-        fprintf(f, "  %-5s %-24s %-6s %5s %14s %11s %8s  %s\n", "stage", "op", "unit", "ctas",
-                "rate_tiles/s", "body_us", "limit", "members");
+        fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB of %.1f MiB "
+                   "persisting L2; mapping %s, time %.2f us, bound %.2f us, gap %.2f%%\n",
+                p->l2_bytes_per_tile / 1024, p->dram_bytes_per_tile / 1024,
+                (double)p->queue_storage_bytes / 1048576.0, (double)p->queue_budget_bytes / 1048576.0,
+                p->ilp_status_name, p->ilp_objective_s * 1e6, p->ilp_bound_s * 1e6, 100 * p->ilp_gap);
+        fprintf(f, "  %-5s %-24s %-6s %5s %-12s %10s %10s %10s %10s %-10s  %s\n", "stage", "op", "unit",
+                "ctas", "split", "period_us", "compute_us", "port_us", "sync_us", "limit", "members");
         for (int s = 0; s < p->nstages; s++) {
             const ks_stage *st = &p->stages[s];
-            fprintf(f, "  %-5d %-24.24s %-6s %5d %14.4g %11.2f %8s  ", s, g->op[st->op].name,
-                    unit_name(st->tensor), st->ctas, st->rate_tiles_per_s, st->body_s * 1e6,
-                    st->limit);
+            char split[40];
+            if (st->split == KS_SPLIT_2D)
+                snprintf(split, sizeof split, "%dx%d", st->groups, st->ctas / st->groups);
+            else
+                snprintf(split, sizeof split, "%s", ks_split_name(st->split));
+            fprintf(f, "  %-5d %-24.24s %-6s %5d %-12s %10.4g %10.4g %10.4g %10.4g %-10s  ", s,
+                    g->op[st->op].name, unit_name(st->tensor), st->ctas, split, st->period_s * 1e6,
+                    st->compute_s * 1e6, st->port_s * 1e6, st->queue_s * 1e6, ks_limit_name(st->limit));
             for (int m = 0; m < st->nmembers; m++)
                 fprintf(f, "%s%s", m ? "+" : "", g->op[st->members[m]].name);
-            fprintf(f, "%s%s\n", st->reduction_tree ? " (reduction tree)" : "",
-                    s == p->bottleneck_stage ? " <- bottleneck" : "");
+            if (st->bcast_bytes > 0)
+                fprintf(f, " [broadcast %.1f KiB %s]", st->bcast_bytes / 1024,
+                        st->bcast_resident ? "resident in smem"
+                        : st->bcast_in_l2  ? "re-read from L2"
+                                           : "re-read from DRAM");
+            if (st->split == KS_SPLIT_REDUCE)
+                fprintf(f, " [accumulators %.1f KiB/CTA%s]", st->acc_bytes_per_cta / 1024,
+                        st->acc_spills ? ", spilled" : "");
+            fprintf(f, "%s\n", s == p->bottleneck_stage ? " <- bottleneck" : "");
         }
         if (p->nqueues) {
-            fprintf(f, "  %-5s %-24s %7s %10s %5s %9s %12s %10s %s\n", "queue", "tensor", "stages",
-                    "payload_KiB", "depth", "xfer/tile", "storage_KiB", "eff_GBps", "where");
+            fprintf(f, "  %-5s %-24s %7s %12s %12s %5s %12s %10s %s\n", "queue", "tensor", "stages",
+                    "tile_KiB", "payload_KiB", "depth", "storage_KiB", "eff_GBps", "spill");
             for (int q = 0; q < p->nqueues; q++) {
                 const ks_queue *u = &p->queues[q];
                 char st[32];
                 snprintf(st, sizeof st, "%d->%d", u->producer_stage, u->nconsumers);
-                fprintf(f, "  %-5d %-24.24s %7s %10.1f %5d %9d %12.1f %10.2f %s%s\n", q,
-                        g->t[u->tensor].name, st, (double)u->payload_bytes / 1024, u->depth,
-                        u->transfers_per_tile, (double)u->storage_bytes / 1024,
-                        u->eff_bandwidth_GBps, u->spilled ? "spilled" : "l2",
+                fprintf(f, "  %-5d %-24.24s %7s %12.1f %12.1f %5d %12.1f %10.2f %.0f%%%s\n", q,
+                        g->t[u->tensor].name, st, (double)u->tile_bytes / 1024,
+                        (double)u->payload_bytes / 1024, u->depth, (double)u->storage_bytes / 1024,
+                        u->eff_bandwidth_GBps, 100 * u->spill_frac,
                         u->nconsumers > 1 ? " (multicast)" : "");
             }
         }
@@ -106,26 +121,30 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
         fputs("{\"first_op\": ", f);
         out_json_str(f, g->op[p->first_op].name);
         out_json_kstr(f, "last_op", g->op[p->last_op].name);
-        fprintf(f, ", \"ops\": %d, \"stream_rows\": %lld, \"tiles\": %lld, \"time_s\": ",
-                p->last_op - p->first_op + 1, (long long)p->stream_rows, (long long)p->tiles);
+        fprintf(f, ", \"ops\": %d, \"stream_rows\": %lld, \"tile_rows\": %lld, \"tiles\": %lld, "
+                   "\"barriers\": %d, \"time_s\": ",
+                p->last_op - p->first_op + 1, (long long)p->stream_rows, (long long)p->tile_rows,
+                (long long)p->tiles, p->barriers);
         out_json_num(f, p->time_s);
         out_json_knum(f, "fill_s", p->fill_s);
+        out_json_knum(f, "setup_s", p->setup_s);
+        out_json_knum(f, "period_s", p->period_s);
         out_json_knum(f, "throughput_tiles_per_s", p->throughput_tiles_per_s);
-        out_json_knum(f, "dram_bound_tiles_per_s", p->dram_bound_tiles_per_s);
-        out_json_knum(f, "l2_bound_tiles_per_s", p->l2_bound_tiles_per_s);
+        out_json_knum(f, "l2_bytes_per_tile", p->l2_bytes_per_tile);
+        out_json_knum(f, "dram_bytes_per_tile", p->dram_bytes_per_tile);
         out_json_kstr(f, "bottleneck", p->bottleneck);
         fprintf(f, ", \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, \"l2_bytes\": %lld, "
-                   "\"queue_storage_bytes\": %lld, \"spilled_bytes\": %lld, \"weight_bytes\": %lld, "
-                   "\"weight_reread_bytes\": %lld",
+                   "\"queue_storage_bytes\": %lld, \"queue_budget_bytes\": %lld, "
+                   "\"spilled_bytes\": %lld, \"weight_bytes\": %lld, \"weight_reread_bytes\": %lld",
                 (long long)p->dram_read_bytes, (long long)p->dram_write_bytes,
                 (long long)p->l2_bytes, (long long)p->queue_storage_bytes,
-                (long long)p->spilled_bytes, (long long)p->weight_bytes,
-                (long long)p->weight_reread_bytes);
-        fputs(",\n   \"ilp\": {\"status\": ", f);
+                (long long)p->queue_budget_bytes, (long long)p->spilled_bytes,
+                (long long)p->weight_bytes, (long long)p->weight_reread_bytes);
+        fputs(",\n   \"mapping\": {\"status\": ", f);
         out_json_str(f, p->ilp_status_name);
-        fprintf(f, ", \"fallback\": %s, \"objective_tiles_per_s\": ", p->ilp_fallback ? "true" : "false");
-        out_json_num(f, p->ilp_objective_tiles_per_s);
-        out_json_knum(f, "bound_tiles_per_s", p->ilp_bound_tiles_per_s);
+        fprintf(f, ", \"fallback\": %s, \"time_s\": ", p->ilp_fallback ? "true" : "false");
+        out_json_num(f, p->ilp_objective_s);
+        out_json_knum(f, "bound_s", p->ilp_bound_s);
         out_json_knum(f, "gap_frac", p->ilp_gap);
         fputs("},\n   \"stages\": [", f);
         for (int s = 0; s < p->nstages; s++) {
@@ -133,14 +152,27 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             fputs(s ? ",\n    " : "\n    ", f);
             fputs("{\"op\": ", f);
             out_json_str(f, g->op[st->op].name);
-            fprintf(f, ", \"unit\": \"%s\", \"ctas\": %d, \"rate_tiles_per_s\": ",
-                    unit_name(st->tensor), st->ctas);
-            out_json_num(f, st->rate_tiles_per_s);
-            out_json_knum(f, "body_s", st->body_s);
-            out_json_knum(f, "queue_s_per_tile", st->queue_s_per_tile);
-            out_json_knum(f, "latency_s", st->latency_s);
-            fprintf(f, ", \"bound\": \"%s\", \"limit\": \"%s\", \"reduction_tree\": %s, \"members\": [",
-                    roof_bound_name(st->bound), st->limit, st->reduction_tree ? "true" : "false");
+            fprintf(f, ", \"unit\": \"%s\", \"ctas\": %d, \"groups\": %d, \"split\": \"%s\", \"period_s\": ",
+                    unit_name(st->tensor), st->ctas, st->groups, ks_split_name(st->split));
+            out_json_num(f, st->period_s);
+            out_json_knum(f, "compute_s", st->compute_s);
+            out_json_knum(f, "port_s", st->port_s);
+            out_json_knum(f, "queue_sync_s", st->queue_s);
+            out_json_knum(f, "fill_s", st->fill_s);
+            out_json_knum(f, "l2_bytes_per_tile", st->l2_bytes_per_tile);
+            out_json_knum(f, "dram_bytes_per_tile", st->dram_bytes_per_tile);
+            out_json_knum(f, "broadcast_bytes", st->bcast_bytes);
+            fprintf(f, ", \"broadcast\": \"%s\", \"limit\": \"%s\"",
+                    st->bcast_bytes <= 0    ? "none"
+                    : st->bcast_resident ? "smem"
+                    : st->bcast_in_l2    ? "l2"
+                                         : "dram",
+                    ks_limit_name(st->limit));
+            if (st->split == KS_SPLIT_REDUCE) {
+                out_json_knum(f, "accumulator_bytes_per_cta", st->acc_bytes_per_cta);
+                fprintf(f, ", \"accumulators_spill\": %s", st->acc_spills ? "true" : "false");
+            }
+            fputs(", \"members\": [", f);
             for (int m = 0; m < st->nmembers; m++) {
                 fputs(m ? ", " : "", f);
                 out_json_str(f, g->op[st->members[m]].name);
@@ -153,11 +185,10 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             fputs(q ? ",\n    " : "\n    ", f);
             fputs("{\"tensor\": ", f);
             out_json_str(f, g->t[u->tensor].name);
-            fprintf(f, ", \"producer_stage\": %d, \"consumers\": %d, \"payload_bytes\": %lld, "
-                       "\"depth\": %d, \"transfers_per_tile\": %d, \"storage_bytes\": %lld, "
-                       "\"in\": \"%s\", \"spill_frac\": ",
-                    u->producer_stage, u->nconsumers, (long long)u->payload_bytes, u->depth,
-                    u->transfers_per_tile, (long long)u->storage_bytes, u->spilled ? "spilled" : "l2");
+            fprintf(f, ", \"producer_stage\": %d, \"consumers\": %d, \"tile_bytes\": %lld, "
+                       "\"payload_bytes\": %lld, \"depth\": %d, \"storage_bytes\": %lld, \"spill_frac\": ",
+                    u->producer_stage, u->nconsumers, (long long)u->tile_bytes,
+                    (long long)u->payload_bytes, u->depth, (long long)u->storage_bytes);
             out_json_num(f, u->spill_frac);
             out_json_knum(f, "eff_bandwidth_GBps", u->eff_bandwidth_GBps);
             fputs("}", f);
@@ -169,18 +200,19 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
 
 static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw, int training)
 {
-    fputs("workload,hw,mode,pipeline,stage,op,unit,ctas,rate_tiles_per_s,body_s,limit,"
-          "pipeline_tiles,pipeline_throughput_tiles_per_s,bottleneck,pipeline_time_s,ilp_status,"
-          "ilp_gap_frac,ilp_fallback\n",
+    fputs("workload,hw,mode,pipeline,stage,op,unit,ctas,groups,split,period_s,compute_s,limit,"
+          "pipeline_tiles,pipeline_tile_rows,pipeline_period_s,bottleneck,pipeline_time_s,mapping,"
+          "mapping_gap_frac,mapping_fallback\n",
           f);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
         for (int s = 0; s < p->nstages; s++) {
             const ks_stage *st = &p->stages[s];
-            fprintf(f, "%s,%s,%s,%d,%d,%s,%s,%d,%.9g,%.9g,%s,%lld,%.9g,%s,%.9g,%s,%.9g,%d\n", g->name,
-                    hw->name, cli_mode_name(training), i, s, g->op[st->op].name,
-                    unit_name(st->tensor), st->ctas, st->rate_tiles_per_s, st->body_s, st->limit,
-                    (long long)p->tiles, p->throughput_tiles_per_s, p->bottleneck, p->time_s,
+            fprintf(f, "%s,%s,%s,%d,%d,%s,%s,%d,%d,%s,%.9g,%.9g,%s,%lld,%lld,%.9g,%s,%.9g,%s,%.9g,%d\n",
+                    g->name, hw->name, cli_mode_name(training), i, s, g->op[st->op].name,
+                    unit_name(st->tensor), st->ctas, st->groups, ks_split_name(st->split),
+                    st->period_s, st->compute_s, ks_limit_name(st->limit), (long long)p->tiles,
+                    (long long)p->tile_rows, p->period_s, p->bottleneck, p->time_s,
                     p->ilp_status_name, p->ilp_gap, p->ilp_fallback);
         }
     }

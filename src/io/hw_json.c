@@ -38,6 +38,7 @@ static const hw_field HW_FIELDS[] = {
     {"l2.capacity_MiB", D(l2_capacity_MiB), 1e-3, 1e6, 0, 0},
     {"l2.bandwidth_GBps", D(l2_bandwidth_GBps), 1e-3, 1e7, 0, 0},
     {"l2.latency_ns", D(l2_latency_ns), 0, 1e6, 0, 0},
+    {"l2.persisting_max_MiB", D(l2_persisting_max_MiB), 0, 1e6, 1, 0},
     {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0},
     {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
     {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
@@ -69,6 +70,7 @@ static const hw_field HW_FIELDS[] = {
     {"dvfs.knee_clock_MHz", D(knee_clock_MHz), 1, 1e5, 0, 0},
     {"queue.atomic_latency_ns", D(queue_atomic_latency_ns), 0, 1e6, 0, 0},
     {"queue.sync_round_trips_per_tile", D(queue_sync_round_trips_per_tile), 0, 1000, 0, 0},
+    {"queue.cta_bytes_per_clk", D(queue_cta_bytes_per_clk), 0, 1e6, 1, 0},
 };
 #undef D
 #undef I

@@ -21,3 +21,9 @@ double hw_smem_bytes(const hw_gpu *g)
 {
     return g->smem_per_sm_KiB * 1024.0;
 }
+
+double hw_l2_persist_bytes(const hw_gpu *g)
+{
+    double l2 = hw_l2_bytes(g), p = g->l2_persisting_max_MiB * 1048576.0;
+    return p > 0 && p < l2 ? p : l2;
+}

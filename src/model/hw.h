@@ -19,6 +19,8 @@ typedef struct hw_gpu {
     /* memory */
     double dram_capacity_GiB, dram_bandwidth_GBps, dram_latency_ns;
     double l2_capacity_MiB, l2_bandwidth_GBps, l2_latency_ns;
+    double l2_persisting_max_MiB; /* L2 a program may set aside for persisting data (queue rings);
+                                     0 = no set-aside feature: the whole L2 */
     double l2_atomic_Gops; /* L2 atomic read-modify-write throughput, 0 = not known (no limit) */
     /* launch */
     double launch_overhead_us, launch_graph_overhead_us;
@@ -44,6 +46,8 @@ typedef struct hw_gpu {
     double voltage_min_V, voltage_max_V, knee_clock_MHz;
     /* queues (Kitsune ring queues through L2) */
     double queue_atomic_latency_ns, queue_sync_round_trips_per_tile;
+    double queue_cta_bytes_per_clk; /* one CTA's queue transfer rate through its SM's L2 port
+                                       (0: l2 bandwidth x l2_frac / SMs at clock_MHz) */
     /* provenance */
     int measured; /* 1 when a calibration merged measured values */
     char measured_date[32];
@@ -57,5 +61,8 @@ double hw_simt_flops_per_sm(const hw_gpu *g, double clock_MHz);
 double hw_l2_bytes(const hw_gpu *g);
 /** Shared memory per SM in bytes. */
 double hw_smem_bytes(const hw_gpu *g);
+/** Bytes of L2 queue rings may hold: l2.persisting_max_MiB, or all of L2 where the GPU has no
+ *  set-aside (compute capability < 8.0). */
+double hw_l2_persist_bytes(const hw_gpu *g);
 
 #endif

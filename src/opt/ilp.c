@@ -1,19 +1,24 @@
-/* ilp: stage-to-SM mapping by ILP (GLPK); the only file that includes glpk.h.
+/* ilp: stage-to-SM mapping - an exact search and a MILP (GLPK); the only file that includes glpk.h.
  *
- * Variables: x[i][c] binary (stage i gets cand_ctas[c] CTAs), T >= 0 continuous.
- *   max T
- *   sum_c x[i][c] = 1                                     one allocation per stage
- *   T - sum_c rate_i(c) x[i][c] <= 0                      stage throughput (wave effects inside)
- *   sum_{i tensor} sum_c a_c x[i][c] <= #SMs              Tensor pool
- *   sum_{i simt}   sum_c a_c x[i][c] <= #SMs              SIMT pool (one of each kind per SM:
- *                                                          the paper's heterogeneity-aware
- *                                                          scheduler; one pool with shared_pool)
- *   sum_i sum_c a_c smem_i x[i][c] <= #SMs * smem/SM      co-resident shared memory
- *   sum_i sum_c a_c regs_i x[i][c] <= #SMs * regs/SM      co-resident registers
- *   sum_i sum_c a_c qbytes_i x[i][c] <= queue budget      queues stay in L2
- *   T <= rate_cap                                         DRAM and L2 bandwidth per tile
- * (Kitsune paper section 5, load-balancing ILP; binary choices because rates are not linear in
- * the CTA count.) */
+ * A pipeline of N tiles takes fill + (N - 1) x P, where P, the period, is the slowest stage's
+ * seconds per tile or one tile's L2 / DRAM bytes over their bandwidths. With x[i][c] binary
+ * (stage i gets cand_ctas[c] CTAs) and P continuous:
+ *   min (N - 1) P + sum_i sum_c fill_i(c) x[i][c]
+ *   sum_c x[i][c] = 1                                        one allocation per stage
+ *   P - sum_c period_i(c) x[i][c] >= 0                       every stage keeps up
+ *   P - sum_i sum_c l2_i(c) / B_L2 x[i][c] >= l2_fixed / B_L2        L2 bandwidth
+ *   P - sum_i sum_c dram_i(c) / B_DRAM x[i][c] >= dram_fixed / B_DRAM  DRAM bandwidth
+ *   sum_{i tensor} sum_c a_c x[i][c] <= #SMs                 Tensor pool
+ *   sum_{i simt}   sum_c a_c x[i][c] <= #SMs                 SIMT pool (one CTA of each kind per
+ *                                                             SM: the paper's heterogeneity-aware
+ *                                                             scheduler; one pool if shared_pool)
+ *   sum_i sum_c a_c smem_i x[i][c] <= #SMs * smem/SM         co-resident shared memory
+ *   sum_i sum_c a_c regs_i x[i][c] <= #SMs * regs/SM         co-resident registers
+ *   sum_i sum_c queue_i(c) x[i][c] <= queue budget           rings stay in (persisting) L2
+ * Kitsune paper section 5 maximizes the throughput 1/P alone with stage rates from a zero-latency
+ * model; here fill and traffic are in the objective, so the mapper trades a faster steady state
+ * against a longer fill and multicast traffic exactly. Binary choices because neither periods
+ * nor traffic are linear in the CTA count (wave quantization, multicast). */
 #include "ilp.h"
 
 #include <glpk.h>
@@ -22,17 +27,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Relative tolerance for capacity checks of the greedy and ilp_eval (floating-point sums). */
+/* Relative tolerance for capacity checks (floating-point sums). */
 #define ILP_CAP_TOL 1e-9
+/* The exact search's allocation is taken without GLPK when it is within this fraction of the
+ * lower bound (least fills + N - 1 least periods): GLPK could gain at most that much. */
+#define ILP_GAP_DONE 1e-2
 
 const char *ilp_status_name(int status)
 {
-    static const char *const N[] = {"optimal", "feasible", "greedy (time limit)",
-                                    "greedy (solver failed)", "greedy (solver error)"};
-    return status >= 0 && status <= ILP_GREEDY_ERROR ? N[status] : "unknown";
+    static const char *const N[] = {"optimal",
+                                    "feasible (time limit)",
+                                    "exact search (within 1% of the bound)",
+                                    "exact search",
+                                    "exact search (solver time limit)",
+                                    "exact search (solver failed)",
+                                    "exact search (solver error)",
+                                    "infeasible"};
+    return status >= 0 && status <= ILP_INFEASIBLE ? N[status] : "unknown";
 }
 
-/* Capacity use of an allocation: pools, smem, regs, queue bytes; 1 if within every limit. */
+/* 1 if the allocation is within every capacity. */
 static int fits(const ilp_problem *p, const int *choice)
 {
     double pool[2] = {0, 0}, smem = 0, regs = 0, qb = 0;
@@ -42,7 +56,7 @@ static int fits(const ilp_problem *p, const int *choice)
         pool[p->shared_pool ? 0 : s->tensor] += a;
         smem += a * s->smem_per_cta_bytes;
         regs += a * s->regs_per_cta_bytes;
-        qb += a * s->queue_bytes_per_cta;
+        qb += s->queue_bytes ? s->queue_bytes[choice[i]] : 0;
     }
     double S = p->sm_count * (1 + ILP_CAP_TOL);
     if (pool[0] > S || pool[1] > S)
@@ -56,42 +70,286 @@ static int fits(const ilp_problem *p, const int *choice)
     return 1;
 }
 
-double ilp_eval(const ilp_problem *p, const int *choice)
+double ilp_eval(const ilp_problem *p, const int *choice, double *period_s)
 {
     if (!fits(p, choice))
         return -1;
-    double t = p->rate_cap > 0 ? p->rate_cap : INFINITY;
+    double P = 0, fill = 0, l2 = p->l2_fixed_bytes, dram = p->dram_fixed_bytes;
     for (int i = 0; i < p->nstages; i++) {
-        double r = p->st[i].cand_rate[choice[i]];
-        if (r < t)
-            t = r;
+        const ilp_stage *s = &p->st[i];
+        int c = choice[i];
+        if (s->period_s[c] > P)
+            P = s->period_s[c];
+        fill += s->fill_s[c];
+        l2 += s->l2_bytes[c];
+        dram += s->dram_bytes[c];
     }
-    return isfinite(t) ? t : 0;
+    if (p->l2_Bps > 0 && l2 / p->l2_Bps > P)
+        P = l2 / p->l2_Bps;
+    if (p->dram_Bps > 0 && dram / p->dram_Bps > P)
+        P = dram / p->dram_Bps;
+    if (period_s)
+        *period_s = P;
+    double n = p->tiles > 1 ? p->tiles - 1 : 0;
+    return fill + n * P;
 }
 
-double ilp_greedy(const ilp_problem *p, int *choice)
+/* Inputs the solvers accept: stages with candidates, finite non-negative terms. */
+static int valid(const ilp_problem *p)
 {
-    for (int i = 0; i < p->nstages; i++)
-        choice[i] = 0;
-    if (!fits(p, choice))
-        return -1;
-    /* stages that cannot grow further are frozen; stop when the slowest is frozen */
-    for (;;) {
-        int slow = -1;
-        for (int i = 0; i < p->nstages; i++)
-            if (slow < 0 || p->st[i].cand_rate[choice[i]] < p->st[slow].cand_rate[choice[slow]])
-                slow = i;
-        if (slow < 0 || choice[slow] + 1 >= p->st[slow].ncand)
-            break;
-        if (p->rate_cap > 0 && p->st[slow].cand_rate[choice[slow]] >= p->rate_cap)
-            break;
-        choice[slow]++;
-        if (!fits(p, choice)) {
-            choice[slow]--;
-            break;
+    if (p->nstages < 1 || p->sm_count < 1 || !(p->tiles >= 1) || !isfinite(p->tiles))
+        return 0;
+    for (int i = 0; i < p->nstages; i++) {
+        const ilp_stage *s = &p->st[i];
+        if (s->ncand < 1 || !s->cand_ctas || !s->period_s || !s->l2_bytes || !s->dram_bytes ||
+            !s->fill_s)
+            return 0;
+        for (int c = 0; c < s->ncand; c++) {
+            double v[5] = {s->period_s[c], s->l2_bytes[c], s->dram_bytes[c], s->fill_s[c],
+                           s->queue_bytes ? s->queue_bytes[c] : 0};
+            for (int k = 0; k < 5; k++)
+                if (!isfinite(v[k]) || v[k] < 0)
+                    return 0;
+            if (s->cand_ctas[c] < 1 || (c > 0 && s->cand_ctas[c] <= s->cand_ctas[c - 1]))
+                return 0;
         }
     }
-    return ilp_eval(p, choice);
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ilp_exact, with (spare = 1) or without the spare-SM improvement pass. */
+static double exact(const ilp_problem *p, int *choice, int spare)
+{
+    int n = p->nstages;
+    for (int i = 0; i < n; i++)
+        choice[i] = 0;
+    if (!valid(p))
+        return -1;
+    /* per stage, the frontier: candidates whose period beats every smaller allocation */
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += p->st[i].ncand;
+    int *front = malloc((size_t)total * sizeof *front);
+    int *fstart = malloc(((size_t)n + 1) * sizeof *fstart);
+    double *vals = malloc((size_t)total * sizeof *vals);
+    int *cur = malloc((size_t)n * sizeof *cur);
+    if (!front || !fstart || !vals || !cur) {
+        free(front);
+        free(fstart);
+        free(vals);
+        free(cur);
+        return ilp_eval(p, choice, NULL);
+    }
+    int nf = 0, nv = 0;
+    double plo = 0;
+    for (int i = 0; i < n; i++) {
+        const ilp_stage *s = &p->st[i];
+        fstart[i] = nf;
+        double best = INFINITY;
+        for (int c = 0; c < s->ncand; c++)
+            if (s->period_s[c] < best) {
+                best = s->period_s[c];
+                front[nf++] = c;
+            }
+        if (best > plo)
+            plo = best;
+    }
+    fstart[n] = nf;
+    /* the levels worth trying: frontier periods no stage can go below all of */
+    for (int f = 0; f < nf; f++) {
+        int i = 0;
+        while (fstart[i + 1] <= f)
+            i++;
+        double v = p->st[i].period_s[front[f]];
+        if (v >= plo)
+            vals[nv++] = v;
+    }
+    qsort(vals, (size_t)nv, sizeof *vals, cmp_double);
+    double best = -1, prev = 0, N1 = p->tiles > 1 ? p->tiles - 1 : 0;
+    for (int k = 0; k < nv; k++) {
+        double v = vals[k];
+        if (v < plo || (k > 0 && v == vals[k - 1]))
+            continue;
+        if (best >= 0 && N1 * prev >= best)
+            break; /* any new allocation has a stage slower than prev */
+        prev = v;
+        /* each stage: the fewest CTAs with a period <= v (frontier periods decrease) */
+        for (int i = 0; i < n; i++) {
+            int lo = fstart[i], hi = fstart[i + 1] - 1;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (p->st[i].period_s[front[mid]] <= v)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            cur[i] = front[lo];
+        }
+        double t = ilp_eval(p, cur, NULL);
+        if (t >= 0 && (best < 0 || t < best)) {
+            best = t;
+            memcpy(choice, cur, (size_t)n * sizeof *cur);
+        }
+    }
+    if (best >= 0 && spare) {
+        /* spare SMs: move a stage to its next frontier candidate while that shortens the time */
+        for (int iter = 0; iter < total; iter++) {
+            int bi = -1, bc = 0;
+            double bt = best;
+            memcpy(cur, choice, (size_t)n * sizeof *cur);
+            for (int i = 0; i < n; i++) {
+                int old = cur[i];
+                for (int f = fstart[i]; f < fstart[i + 1]; f++)
+                    if (front[f] > old) {
+                        cur[i] = front[f];
+                        double t = ilp_eval(p, cur, NULL);
+                        if (t >= 0 && t < bt * (1 - 1e-12)) {
+                            bt = t;
+                            bi = i;
+                            bc = front[f];
+                        }
+                        break;
+                    }
+                cur[i] = old;
+            }
+            if (bi < 0)
+                break;
+            choice[bi] = bc;
+            best = bt;
+        }
+    }
+    free(front);
+    free(fstart);
+    free(vals);
+    free(cur);
+    if (best < 0) {
+        for (int i = 0; i < n; i++)
+            choice[i] = 0;
+        return ilp_eval(p, choice, NULL);
+    }
+    return best;
+}
+
+double ilp_exact(const ilp_problem *p, int *choice)
+{
+    return exact(p, choice, 0);
+}
+
+/* Each stage's fewest CTAs with a period <= v (its first candidate when none reaches v). */
+static void choose_at(const ilp_problem *p, double v, int *choice)
+{
+    for (int i = 0; i < p->nstages; i++) {
+        const ilp_stage *s = &p->st[i];
+        int k = 0;
+        double best = s->period_s[0];
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->period_s[c] <= v) {
+                k = c;
+                break;
+            }
+            if (s->period_s[c] < best) {
+                best = s->period_s[c];
+                k = c;
+            }
+        }
+        choice[i] = k;
+    }
+}
+
+/* Probes of the period level: a geometric grid between the least feasible level and the slowest
+ * stage's single-CTA period, then a refinement around the best. */
+enum { ILP_PROBE_GRID = 16, ILP_PROBE_REFINE = 8 };
+
+double ilp_estimate(const ilp_problem *p, int *choice)
+{
+    int n = p->nstages;
+    for (int i = 0; i < n; i++)
+        choice[i] = 0;
+    if (!valid(p))
+        return -1;
+    int *cur = malloc((size_t)n * sizeof *cur);
+    if (!cur)
+        return ilp_eval(p, choice, NULL);
+    double plo = 0, phi = 0;
+    for (int i = 0; i < n; i++) {
+        const ilp_stage *s = &p->st[i];
+        double mn = INFINITY, mx = 0;
+        for (int c = 0; c < s->ncand; c++) {
+            if (s->period_s[c] < mn)
+                mn = s->period_s[c];
+            if (s->period_s[c] > mx)
+                mx = s->period_s[c];
+        }
+        if (mn > plo)
+            plo = mn;
+        if (mx > phi)
+            phi = mx;
+    }
+    if (phi < plo)
+        phi = plo;
+    double best = -1, bv = plo;
+    /* the least feasible level: feasibility only grows with the level (fewer CTAs) */
+    double lo = plo, hi = phi;
+    choose_at(p, lo, cur);
+    if (ilp_eval(p, cur, NULL) < 0) {
+        choose_at(p, hi, cur);
+        if (ilp_eval(p, cur, NULL) < 0) {
+            free(cur);
+            return ilp_eval(p, choice, NULL);
+        }
+        for (int it = 0; it < 24 && hi > lo * (1 + 1e-6); it++) {
+            double mid = sqrt(lo * hi) > 0 ? sqrt(lo * hi) : 0.5 * (lo + hi);
+            choose_at(p, mid, cur);
+            if (ilp_eval(p, cur, NULL) >= 0)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        lo = hi;
+    }
+    double r = phi > lo && lo > 0 ? pow(phi / lo, 1.0 / ILP_PROBE_GRID) : 1.0;
+    double v = lo;
+    for (int k = 0; k <= ILP_PROBE_GRID; k++, v *= r) {
+        choose_at(p, v, cur);
+        double t = ilp_eval(p, cur, NULL);
+        if (t >= 0 && (best < 0 || t < best)) {
+            best = t;
+            bv = v;
+            memcpy(choice, cur, (size_t)n * sizeof *cur);
+        }
+        if (r <= 1.0)
+            break;
+    }
+    /* refine between the neighbouring probes */
+    double a = bv / r, b = bv * r;
+    for (int k = 0; k < ILP_PROBE_REFINE && r > 1.0; k++) {
+        double m1 = a * pow(b / a, 1.0 / 3), m2 = a * pow(b / a, 2.0 / 3);
+        double t1, t2;
+        choose_at(p, m1, cur);
+        t1 = ilp_eval(p, cur, NULL);
+        if (t1 >= 0 && t1 < best) {
+            best = t1;
+            memcpy(choice, cur, (size_t)n * sizeof *cur);
+        }
+        choose_at(p, m2, cur);
+        t2 = ilp_eval(p, cur, NULL);
+        if (t2 >= 0 && t2 < best) {
+            best = t2;
+            memcpy(choice, cur, (size_t)n * sizeof *cur);
+        }
+        if (t1 < 0 || (t2 >= 0 && t2 < t1))
+            a = m1;
+        else
+            b = m2;
+    }
+    free(cur);
+    return best;
 }
 
 typedef struct glpk_guard {
@@ -107,166 +365,234 @@ static void on_glpk_error(void *info)
     longjmp(g->jb, 1);
 }
 
-static int fallback(const ilp_problem *p, ilp_solution *sol, int status)
+/* The reduced problem GLPK sees and the incumbent it starts from. */
+typedef struct reduced {
+    int ncol;        /* x columns + P */
+    int *stage_of;   /* per x column (1-based): stage */
+    int *cand_of;    /* per x column: caller's candidate index */
+    double *start;   /* [1..ncol]: the exact allocation as a GLPK solution */
+    int given;
+} reduced;
+
+static void heur_cb(glp_tree *tree, void *info)
 {
-    double t = ilp_greedy(p, sol->choice);
-    sol->status = status;
+    reduced *r = info;
+    if (glp_ios_reason(tree) == GLP_IHEUR && !r->given) {
+        r->given = 1;
+        glp_ios_heur_sol(tree, r->start);
+    }
+}
+
+/* Exact pruning: keep candidate c of stage i unless a smaller candidate is no worse in every term
+ * or a lower bound on any allocation using it - its fill, every other stage's least fill
+ * (fill_rest), N - 1 periods of at least max(its period, the least period pmin) - exceeds the
+ * exact search's time. Returns the kept count. */
+static int prune(const ilp_problem *p, int i, double tmax, double fill_rest, double pmin, int keep,
+                 int *out)
+{
+    const ilp_stage *s = &p->st[i];
+    double N1 = p->tiles > 1 ? p->tiles - 1 : 0;
+    int k = 0;
+    for (int c = 0; c < s->ncand; c++) {
+        double lb = s->fill_s[c] + fill_rest + N1 * (s->period_s[c] > pmin ? s->period_s[c] : pmin);
+        int drop = c != keep && lb > tmax * (1 + 1e-12);
+        /* periods at or below the least period never bind P: compare those as equal */
+        double pc = s->period_s[c] > pmin ? s->period_s[c] : pmin;
+        for (int d = 0; d < c && !drop && c != keep; d++) {
+            double pd = s->period_s[d] > pmin ? s->period_s[d] : pmin;
+            drop = pd <= pc && s->l2_bytes[d] <= s->l2_bytes[c] &&
+                   s->dram_bytes[d] <= s->dram_bytes[c] && s->fill_s[d] <= s->fill_s[c] &&
+                   (!s->queue_bytes || s->queue_bytes[d] <= s->queue_bytes[c]);
+        }
+        if (!drop)
+            out[k++] = c;
+    }
+    return k;
+}
+
+int ilp_solve(const ilp_problem *p, ilp_solution *sol)
+{
+    int n = p->nstages;
+    memset(sol->choice, 0, (size_t)(n > 0 ? n : 0) * sizeof *sol->choice);
     sol->fallback = 1;
-    sol->objective = t;
-    if (!(sol->bound >= t))
-        sol->bound = t;
-    sol->gap = sol->bound > 0 && t >= 0 ? (sol->bound - t) / sol->bound : 0;
-    if (t < 0) {
-        for (int i = 0; i < p->nstages; i++)
-            sol->choice[i] = 0;
+    sol->gap = 0;
+    double t0 = exact(p, sol->choice, 1);
+    double p0 = 0;
+    if (t0 < 0 || !valid(p)) {
+        sol->status = ILP_INFEASIBLE;
+        sol->time_s = sol->bound_s = t0;
+        sol->period_s = 0;
         return -1;
     }
-    return 0;
-}
-
-/* Build the model in lp; returns the column of T (columns 1..nx are the x[i][c]). */
-static int build(glp_prob *lp, const ilp_problem *p, int *ind, double *val, double scale)
-{
-    int nx = 0;
-    for (int i = 0; i < p->nstages; i++)
-        nx += p->st[i].ncand;
-    glp_set_obj_dir(lp, GLP_MAX);
-    glp_add_cols(lp, nx + 1);
-    int col = 1;
-    for (int i = 0; i < p->nstages; i++)
-        for (int c = 0; c < p->st[i].ncand; c++, col++) {
-            glp_set_col_kind(lp, col, GLP_BV);
-        }
-    int tcol = nx + 1;
-    if (p->rate_cap > 0)
-        glp_set_col_bnds(lp, tcol, GLP_DB, 0.0, p->rate_cap / scale);
-    else
-        glp_set_col_bnds(lp, tcol, GLP_LO, 0.0, 0.0);
-    glp_set_obj_coef(lp, tcol, 1.0);
-
-    /* per stage: choice and rate rows */
-    col = 1;
-    for (int i = 0; i < p->nstages; i++) {
-        const ilp_stage *s = &p->st[i];
-        int r = glp_add_rows(lp, 2);
-        for (int c = 0; c < s->ncand; c++) {
-            ind[c + 1] = col + c;
-            val[c + 1] = 1.0;
-        }
-        glp_set_mat_row(lp, r, s->ncand, ind, val);
-        glp_set_row_bnds(lp, r, GLP_FX, 1.0, 1.0);
-        for (int c = 0; c < s->ncand; c++) {
-            ind[c + 1] = col + c;
-            val[c + 1] = -s->cand_rate[c] / scale;
-        }
-        ind[s->ncand + 1] = tcol;
-        val[s->ncand + 1] = 1.0;
-        glp_set_mat_row(lp, r + 1, s->ncand + 1, ind, val);
-        glp_set_row_bnds(lp, r + 1, GLP_UP, 0.0, 0.0);
-        col += s->ncand;
+    ilp_eval(p, sol->choice, &p0);
+    sol->time_s = sol->bound_s = t0;
+    sol->period_s = p0;
+    sol->status = ILP_EXACT;
+    if (!(t0 > 0))
+        return 0; /* nothing to improve */
+    /* a lower bound: the least fill of every stage plus N - 1 of the least period (the exact
+     * search's, which no allocation beats); when the search is that close, GLPK is not needed */
+    double lb = 0, N1 = p->tiles > 1 ? p->tiles - 1 : 0;
+    double *fmin = calloc((size_t)n, sizeof *fmin);
+    if (!fmin) {
+        sol->status = ILP_EXACT_FAILED;
+        return 0;
     }
-    /* capacity rows: 0 tensor pool, 1 simt pool, 2 smem, 3 regs, 4 queue bytes */
-    for (int k = 0; k < 5; k++) {
-        if (k == 1 && p->shared_pool)
-            continue;
-        if (k == 4 && p->queue_budget_bytes < 0)
-            continue;
-        int n = 0;
-        double cap = k <= 1 ? p->sm_count
-                   : k == 2 ? p->sm_count * p->smem_per_sm_bytes
-                   : k == 3 ? p->sm_count * p->regs_per_sm_bytes
-                            : p->queue_budget_bytes;
-        if (!(cap > 0))
-            cap = 1; /* zero capacity: any positive use violates it either way */
-        col = 1;
-        for (int i = 0; i < p->nstages; i++) {
-            const ilp_stage *s = &p->st[i];
-            int in_row = k >= 2 || p->shared_pool || (k == 0 ? s->tensor : !s->tensor);
-            double per = k == 2 ? s->smem_per_cta_bytes
-                       : k == 3 ? s->regs_per_cta_bytes
-                       : k == 4 ? s->queue_bytes_per_cta
-                                : 1.0;
-            for (int c = 0; c < s->ncand; c++, col++)
-                if (in_row && per > 0) {
-                    n++;
-                    ind[n] = col;
-                    val[n] = per * s->cand_ctas[c] / cap;
-                }
-        }
-        if (!n)
-            continue;
-        int r = glp_add_rows(lp, 1);
-        glp_set_mat_row(lp, r, n, ind, val);
-        glp_set_row_bnds(lp, r, GLP_UP, 0.0, 1.0);
-    }
-    return tcol;
-}
-
-static int solve_glpk(const ilp_problem *p, ilp_solution *sol)
-{
-    sol->status = ILP_GREEDY_FAILED;
-    sol->fallback = 0;
-    sol->objective = sol->bound = sol->gap = 0;
-    int nx = 0;
-    for (int i = 0; i < p->nstages; i++) {
-        nx += p->st[i].ncand;
-        sol->choice[i] = 0;
-        if (p->st[i].ncand < 1)
-            return fallback(p, sol, ILP_GREEDY_FAILED);
-    }
-    /* validate before GLPK sees it: finite, non-negative rates and capacities */
-    for (int i = 0; i < p->nstages; i++)
+    for (int i = 0; i < n; i++) {
+        double f = INFINITY;
         for (int c = 0; c < p->st[i].ncand; c++)
-            if (!isfinite(p->st[i].cand_rate[c]) || p->st[i].cand_rate[c] < 0 ||
-                p->st[i].cand_ctas[c] < 1)
-                return fallback(p, sol, ILP_GREEDY_FAILED);
-    if (p->nstages < 1 || p->sm_count < 1 || !isfinite(p->rate_cap))
-        return fallback(p, sol, ILP_GREEDY_FAILED);
-    /* an allocation that does not fit at the smallest candidates has no feasible point */
-    int *zero = calloc((size_t)p->nstages, sizeof *zero);
-    int *ind = calloc((size_t)nx + 2, sizeof *ind);
-    double *val = calloc((size_t)nx + 2, sizeof *val);
-    if (!zero || !ind || !val) {
-        free(zero);
-        free(ind);
-        free(val);
-        return fallback(p, sol, ILP_GREEDY_FAILED);
+            if (p->st[i].fill_s[c] < f)
+                f = p->st[i].fill_s[c];
+        fmin[i] = f;
+        lb += f;
     }
-    int feasible0 = fits(p, zero);
-    free(zero);
-    if (!feasible0) {
-        free(ind);
-        free(val);
-        return fallback(p, sol, ILP_GREEDY_FAILED);
+    double fill_lb = lb;
+    lb += N1 * p0;
+    sol->bound_s = lb < t0 ? lb : t0;
+    sol->gap = (t0 - sol->bound_s) / t0;
+    if (sol->gap <= ILP_GAP_DONE) {
+        sol->status = ILP_EXACT_BOUND;
+        sol->fallback = 0;
+        free(fmin);
+        return 0;
     }
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += p->st[i].ncand;
+    reduced r = {0, NULL, NULL, NULL, 0};
+    r.stage_of = calloc((size_t)total + 2, sizeof(int));
+    r.cand_of = calloc((size_t)total + 2, sizeof(int));
+    r.start = calloc((size_t)total + 2, sizeof(double));
+    int *kept = calloc((size_t)total + 1, sizeof(int));
+    int *first = calloc((size_t)n + 1, sizeof(int));
+    int *ind = calloc((size_t)total + 2, sizeof(int));
+    double *val = calloc((size_t)total + 2, sizeof(double));
+    if (!r.stage_of || !r.cand_of || !r.start || !kept || !first || !ind || !val) {
+        sol->status = ILP_EXACT_FAILED;
+        goto out;
+    }
+    int nx = 0;
+    for (int i = 0; i < n; i++) {
+        first[i] = nx + 1;
+        int k = prune(p, i, t0, fill_lb - fmin[i], p0, sol->choice[i], kept);
+        for (int j = 0; j < k; j++) {
+            nx++;
+            r.stage_of[nx] = i;
+            r.cand_of[nx] = kept[j];
+            r.start[nx] = kept[j] == sol->choice[i] ? 1.0 : 0.0;
+        }
+    }
+    first[n] = nx + 1;
+    r.ncol = nx + 1;
+    /* P in units of p0 (or of t0 when the period does not matter), objective in units of t0 */
+    double pu = p0 > 0 ? p0 : t0;
+    r.start[nx + 1] = p0 / pu;
 
     glpk_guard guard;
     glp_prob *volatile lp = NULL;
-    volatile int status = ILP_GREEDY_ERROR;
-    volatile double obj = 0, bound = 0;
+    volatile int status = ILP_EXACT_ERROR;
+    volatile double bound = 0;
     glp_term_out(GLP_OFF);
     glp_error_hook(on_glpk_error, &guard);
     if (setjmp(guard.jb) == 0) {
         lp = glp_create_prob();
-        /* rows are scaled to O(1): rates by the largest rate, capacities by their limit */
-        double scale = p->rate_cap > 0 ? p->rate_cap : 0;
-        for (int i = 0; i < p->nstages; i++)
-            for (int c = 0; c < p->st[i].ncand; c++)
-                if (p->st[i].cand_rate[c] > scale)
-                    scale = p->st[i].cand_rate[c];
-        if (!(scale > 0))
-            scale = 1;
-        int tcol = build(lp, p, ind, val, scale);
+        glp_set_obj_dir(lp, GLP_MIN);
+        glp_add_cols(lp, nx + 1);
+        for (int col = 1; col <= nx; col++) {
+            const ilp_stage *s = &p->st[r.stage_of[col]];
+            glp_set_col_kind(lp, col, GLP_BV);
+            glp_set_obj_coef(lp, col, s->fill_s[r.cand_of[col]] / t0);
+        }
+        int pc = nx + 1;
+        glp_set_col_bnds(lp, pc, GLP_LO, 0.0, 0.0);
+        glp_set_obj_coef(lp, pc, N1 * pu / t0);
+        for (int i = 0; i < n; i++) {
+            const ilp_stage *s = &p->st[i];
+            int m = 0;
+            for (int col = first[i]; col < first[i + 1]; col++) {
+                ind[++m] = col;
+                val[m] = 1.0;
+            }
+            int row = glp_add_rows(lp, 2);
+            glp_set_mat_row(lp, row, m, ind, val);
+            glp_set_row_bnds(lp, row, GLP_FX, 1.0, 1.0);
+            for (int j = 1; j <= m; j++)
+                val[j] = -s->period_s[r.cand_of[ind[j]]] / pu;
+            ind[m + 1] = pc;
+            val[m + 1] = 1.0;
+            glp_set_mat_row(lp, row + 1, m + 1, ind, val);
+            glp_set_row_bnds(lp, row + 1, GLP_LO, 0.0, 0.0);
+        }
+        /* bandwidth rows: 0 L2, 1 DRAM */
+        for (int k = 0; k < 2; k++) {
+            double B = k == 0 ? p->l2_Bps : p->dram_Bps;
+            double fixed = k == 0 ? p->l2_fixed_bytes : p->dram_fixed_bytes;
+            if (!(B > 0))
+                continue;
+            int m = 0;
+            for (int col = 1; col <= nx; col++) {
+                const ilp_stage *s = &p->st[r.stage_of[col]];
+                double b = k == 0 ? s->l2_bytes[r.cand_of[col]] : s->dram_bytes[r.cand_of[col]];
+                if (b > 0) {
+                    ind[++m] = col;
+                    val[m] = -b / B / pu;
+                }
+            }
+            ind[m + 1] = pc;
+            val[m + 1] = 1.0;
+            int row = glp_add_rows(lp, 1);
+            glp_set_mat_row(lp, row, m + 1, ind, val);
+            glp_set_row_bnds(lp, row, GLP_LO, fixed / B / pu, 0.0);
+        }
+        /* capacity rows: 0 tensor pool, 1 simt pool, 2 smem, 3 regs, 4 queue bytes */
+        for (int k = 0; k < 5; k++) {
+            if (k == 1 && p->shared_pool)
+                continue;
+            if (k == 4 && p->queue_budget_bytes < 0)
+                continue;
+            double cap = k <= 1 ? p->sm_count
+                       : k == 2 ? p->sm_count * p->smem_per_sm_bytes
+                       : k == 3 ? p->sm_count * p->regs_per_sm_bytes
+                                : p->queue_budget_bytes;
+            if (!(cap > 0))
+                cap = 1; /* zero capacity: any positive use violates it either way */
+            int m = 0;
+            for (int col = 1; col <= nx; col++) {
+                const ilp_stage *s = &p->st[r.stage_of[col]];
+                int c = r.cand_of[col];
+                int in_row = k >= 2 || p->shared_pool || (k == 0 ? s->tensor : !s->tensor);
+                double use = k == 2 ? s->smem_per_cta_bytes * s->cand_ctas[c]
+                           : k == 3 ? s->regs_per_cta_bytes * s->cand_ctas[c]
+                           : k == 4 ? (s->queue_bytes ? s->queue_bytes[c] : 0)
+                                    : s->cand_ctas[c];
+                if (in_row && use > 0) {
+                    ind[++m] = col;
+                    val[m] = use / cap;
+                }
+            }
+            if (!m)
+                continue;
+            int row = glp_add_rows(lp, 1);
+            glp_set_mat_row(lp, row, m, ind, val);
+            glp_set_row_bnds(lp, row, GLP_UP, 0.0, 1.0 + ILP_CAP_TOL);
+        }
         glp_smcp sm;
         glp_init_smcp(&sm);
         sm.msg_lev = GLP_MSG_OFF;
         int rc = glp_simplex(lp, &sm);
-        if (rc == 0 && glp_get_status(lp) == GLP_OPT) {
-            bound = glp_get_obj_val(lp);
+        if (rc == 0 && glp_get_status(lp) == GLP_OPT && glp_get_obj_val(lp) * t0 >=
+                                                            t0 * (1 - ILP_GAP_DONE)) {
+            /* the LP relaxation already proves the exact search within ILP_GAP_DONE */
+            bound = glp_get_obj_val(lp) * t0;
+            status = ILP_EXACT_BOUND;
+        } else if (rc == 0 && glp_get_status(lp) == GLP_OPT) {
+            bound = glp_get_obj_val(lp) * t0;
             glp_iocp io;
             glp_init_iocp(&io);
             io.msg_lev = GLP_MSG_OFF;
             io.presolve = GLP_OFF;
+            io.cb_func = heur_cb;
+            io.cb_info = &r;
             double ms = p->time_limit_s * 1e3;
             io.tm_lim = ms >= 1 ? (ms < 1e9 ? (int)ms : 1000000000) : 1;
             rc = glp_intopt(lp, &io);
@@ -274,135 +600,50 @@ static int solve_glpk(const ilp_problem *p, ilp_solution *sol)
             if ((rc == 0 || rc == GLP_ETMLIM || rc == GLP_EMIPGAP) &&
                 (ms_status == GLP_OPT || ms_status == GLP_FEAS)) {
                 status = (rc == 0 && ms_status == GLP_OPT) ? ILP_OPTIMAL : ILP_FEASIBLE;
-                obj = glp_mip_col_val(lp, tcol);
-                int col = 1;
-                for (int i = 0; i < p->nstages; i++)
-                    for (int c = 0; c < p->st[i].ncand; c++, col++)
-                        if (glp_mip_col_val(lp, col) > 0.5)
-                            sol->choice[i] = c;
+                int *ch = kept; /* scratch: the MILP's allocation */
+                for (int i = 0; i < n; i++)
+                    ch[i] = sol->choice[i];
+                for (int col = 1; col <= nx; col++)
+                    if (glp_mip_col_val(lp, col) > 0.5)
+                        ch[r.stage_of[col]] = r.cand_of[col];
+                double t = ilp_eval(p, ch, NULL);
+                if (t >= 0 && t < sol->time_s) {
+                    memcpy(sol->choice, ch, (size_t)n * sizeof *ch);
+                    sol->time_s = t;
+                }
             } else {
-                status = rc == GLP_ETMLIM ? ILP_GREEDY_TIMEOUT : ILP_GREEDY_FAILED;
+                status = rc == GLP_ETMLIM ? ILP_EXACT_TIMEOUT : ILP_EXACT_FAILED;
             }
         } else {
-            status = ILP_GREEDY_FAILED;
+            status = ILP_EXACT_FAILED;
         }
         glp_delete_prob(lp);
         lp = NULL;
     } else {
         lp = NULL; /* freed with the environment by the hook */
-        status = ILP_GREEDY_ERROR;
+        status = ILP_EXACT_ERROR;
     }
     glp_error_hook(NULL, NULL);
+    sol->status = status;
+    sol->fallback = status >= ILP_EXACT_TIMEOUT;
+    ilp_eval(p, sol->choice, &sol->period_s);
+    if (status == ILP_OPTIMAL)
+        sol->bound_s = sol->time_s;
+    else if (status == ILP_EXACT_BOUND && bound > sol->bound_s)
+        sol->bound_s = bound < sol->time_s ? bound : sol->time_s;
+    else
+        sol->bound_s = bound > 0 && bound < sol->time_s ? bound : sol->time_s;
+    sol->gap = sol->time_s > 0 ? (sol->time_s - sol->bound_s) / sol->time_s : 0;
+out:
+    free(fmin);
+    free(r.stage_of);
+    free(r.cand_of);
+    free(r.start);
+    free(kept);
+    free(first);
     free(ind);
     free(val);
-    if (status >= ILP_GREEDY_TIMEOUT) {
-        sol->bound = bound;
-        return fallback(p, sol, status);
-    }
-    /* the reported objective is the allocation's exact throughput (no solver tolerance) */
-    double t = ilp_eval(p, sol->choice);
-    if (t < 0) {
-        sol->bound = bound;
-        return fallback(p, sol, ILP_GREEDY_FAILED);
-    }
-    (void)obj;
-    sol->status = status;
-    sol->objective = t;
-    sol->bound = status == ILP_OPTIMAL ? t : (bound > t ? bound : t);
-    sol->gap = sol->bound > 0 ? (sol->bound - t) / sol->bound : 0;
     return 0;
-}
-
-/* Exact candidate reduction before the solver (keeps the optimum, shrinks the search):
- * - T* >= T_greedy, so a candidate whose rate is below the greedy throughput can never be chosen;
- * - a candidate is dominated by a smaller allocation with at least the same rate (every resource
- *   grows with the CTA count), so rates along the kept candidates strictly increase;
- * - above T_ub = min(rate_cap, min over stages of the best rate) only the smallest candidate
- *   matters, since T can never exceed T_ub.
- * GLPK then solves the reduced problem; choices map back to the caller's candidate indices. */
-int ilp_solve(const ilp_problem *p, ilp_solution *sol)
-{
-    int n = p->nstages, total = 0;
-    for (int i = 0; i < n; i++) {
-        if (p->st[i].ncand < 1 || !p->st[i].cand_ctas || !p->st[i].cand_rate)
-            return solve_glpk(p, sol);
-        total += p->st[i].ncand;
-        for (int c = 0; c < p->st[i].ncand; c++)
-            if (!isfinite(p->st[i].cand_rate[c]))
-                return solve_glpk(p, sol); /* rejected there, with the greedy answer */
-    }
-    if (n < 1)
-        return solve_glpk(p, sol);
-    int *gchoice = calloc((size_t)n, sizeof *gchoice);
-    int *map = calloc((size_t)total, sizeof *map);
-    int *ctas = calloc((size_t)total, sizeof *ctas);
-    double *rate = calloc((size_t)total, sizeof *rate);
-    ilp_stage *st = calloc((size_t)n, sizeof *st);
-    int rc;
-    if (!gchoice || !map || !ctas || !rate || !st) {
-        rc = solve_glpk(p, sol);
-        goto out;
-    }
-    double tlb = ilp_greedy(p, gchoice);
-    double tub = p->rate_cap > 0 ? p->rate_cap : INFINITY;
-    for (int i = 0; i < n; i++) {
-        double best = 0;
-        for (int c = 0; c < p->st[i].ncand; c++)
-            if (p->st[i].cand_rate[c] > best)
-                best = p->st[i].cand_rate[c];
-        if (best < tub)
-            tub = best;
-    }
-    int off = 0;
-    for (int i = 0; i < n; i++) {
-        const ilp_stage *s = &p->st[i];
-        st[i] = *s;
-        st[i].cand_ctas = ctas + off;
-        st[i].cand_rate = rate + off;
-        int k = 0;
-        double last = -1;
-        for (int c = 0; c < s->ncand; c++) {
-            double r = s->cand_rate[c];
-            if ((tlb > 0 && r < tlb) || r <= last)
-                continue;
-            ctas[off + k] = s->cand_ctas[c];
-            rate[off + k] = r;
-            map[off + k] = c;
-            k++;
-            last = r;
-            if (r >= tub)
-                break;
-        }
-        if (k == 0) { /* nothing reaches the greedy rate: keep the solver's own view */
-            rc = solve_glpk(p, sol);
-            goto out;
-        }
-        st[i].ncand = k;
-        off += k;
-    }
-    ilp_problem q = *p;
-    q.st = st;
-    rc = solve_glpk(&q, sol);
-    if (!sol->fallback) {
-        off = 0;
-        for (int i = 0; i < n; i++) {
-            sol->choice[i] = map[off + sol->choice[i]];
-            off += st[i].ncand;
-        }
-    } else {
-        /* the fallback ran on the reduced problem: redo it on the caller's candidates */
-        double b = sol->bound;
-        int status = sol->status;
-        sol->bound = b;
-        rc = fallback(p, sol, status);
-    }
-out:
-    free(gchoice);
-    free(map);
-    free(ctas);
-    free(rate);
-    free(st);
-    return rc;
 }
 
 void ilp_thread_release(void)

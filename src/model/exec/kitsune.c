@@ -17,6 +17,7 @@ typedef struct ks_ctx {
     pipe_env env;
     const ks_opts *o;
     arena *a;
+    double *flops_pre;       /* prefix sums: [2][nop + 1] tensor and SIMT FLOPs of ops 0..i-1 */
     double *bsp_s, *bsp_util;
     int64_t *bsp_bytes;      /* per op: DRAM bytes of its bsp kernel */
     const pipe_env *kept;    /* the environment copied into the arena for re-evaluations */
@@ -37,15 +38,44 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
 
 /* Selection cost of ops first..last as one pipeline: its time with the greedy allocation, or -1
  * when it moves more DRAM bytes than bsp. Scratch memory is released after each evaluation. */
-static double seg_cost(void *vx, int first, int last)
+static double seg_cost(void *vx, int first, int last, double budget_s)
 {
+    (void)budget_s;
     ks_ctx *x = vx;
-    ks_pipeline p;
     arena_pos mark = arena_mark(x->a);
     double t = -1;
-    if (pipe_build(&x->env, first, last, 0, NULL, x->a, &p) == 0)
-        t = worse_than_bsp(x, &p) ? -1 : p.time_s;
+    int64_t dram = 0;
+    int ns = 0;
+    if (pipe_estimate(&x->env, first, last, x->a, &t, &dram, &ns) == 0) {
+        int64_t b = 0;
+        for (int i = first; i <= last && x->bsp_bytes; i++)
+            b += x->bsp_bytes[i];
+        if (ns < 2 || (x->bsp_bytes && dram > b))
+            t = -1;
+    } else {
+        t = -1;
+    }
     arena_release(x->a, mark);
+    return t;
+}
+
+/* A lower bound on any pipeline of ops first..last: its tensor (or SIMT) FLOPs on every SM at
+ * the achievable rate (the search skips segments that cannot win even so). */
+static double seg_lb(void *vx, int first, int last, double budget_s)
+{
+    (void)budget_s;
+    ks_ctx *x = vx;
+    const hw_gpu *hw = x->env.hw;
+    int n = x->env.g->nop;
+    double ft = x->flops_pre[last + 1] - x->flops_pre[first];
+    double fs = x->flops_pre[n + 1 + last + 1] - x->flops_pre[n + 1 + first];
+    double tr = roof_tensor_rate(hw, DT_BF16, x->env.c.clock_MHz);
+    double sr = roof_simt_rate(hw, x->env.c.clock_MHz);
+    double t = 0;
+    if (tr > 0)
+        t = ft / (tr * hw->sm_count);
+    if (sr > 0 && fs / (sr * hw->sm_count) > t)
+        t = fs / (sr * hw->sm_count);
     return t;
 }
 
@@ -83,7 +113,7 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     memset(c, 0, sizeof *c);
     c->time_s = p->time_s;
     c->launch_s = cost_launch_s(hw, &x->c);
-    c->latency_s = hw->dram_latency_ns * 1e-9 + p->fill_s;
+    c->latency_s = hw->dram_latency_ns * 1e-9 + p->fill_s + p->setup_s;
     c->compute_s = p->time_s - c->launch_s - c->latency_s;
     c->dram_read_bytes = p->dram_read_bytes;
     c->dram_write_bytes = p->dram_write_bytes;
@@ -94,7 +124,7 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
              : !strcmp(p->bottleneck, "dram") ? BOUND_DRAM
                                                : BOUND_L2;
     int64_t ft = 0, fs = 0, sfu = 0;
-    int sms = 0;
+    int sms[2] = {0, 0};
     dtype cdt = DT_BF16;
     for (int i = p->first_op; i <= p->last_op; i++) {
         ft += w[i].flops_tensor;
@@ -103,13 +133,16 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
         if (w[i].flops_tensor > 0)
             cdt = w[i].cdt;
     }
+    /* busy time of the stages' math over the stream (tensor and SIMT stages run side by side) */
     double tensor_s = 0, simt_s = 0;
     for (int s = 0; s < p->nstages; s++) {
-        sms += p->stages[s].ctas;
-        if (p->stages[s].tensor)
-            tensor_s += p->stages[s].body_s;
+        const ks_stage *st = &p->stages[s];
+        sms[st->tensor] += st->ctas;
+        double busy = st->compute_s * (double)p->tiles;
+        if (st->tensor)
+            tensor_s = fmax(tensor_s, busy);
         else
-            simt_s += p->stages[s].body_s;
+            simt_s = fmax(simt_s, busy);
     }
     c->tensor_s = tensor_s;
     c->simt_s = simt_s;
@@ -120,30 +153,36 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     c->cdt = cdt;
     c->tiles = p->tiles;
     c->waves = 1;
-    c->sms = sms < hw->sm_count ? sms : hw->sm_count;
+    int used = sms[0] > sms[1] ? sms[0] : sms[1];
+    c->sms = used < hw->sm_count ? used : hw->sm_count;
     c->wave_eff = 1;
     roof_util(hw, c->flops, ft > 0, cdt, c->dram_read_bytes + c->dram_write_bytes, c->time_s,
               clk, &c->sm_util, &c->dram_util);
 }
 
-/* What re-evaluates a pipeline at another clock: the run's environment, the pipeline and the
- * candidate index of each stage's CTA count. */
+/* What re-evaluates a pipeline at another clock: the run's environment, the pipeline, its tile
+ * height and each stage's CTA count. */
 typedef struct pipe_reeval_arg {
     const pipe_env *env;
     int first, last, nstages;
-    const int *choice;
+    int64_t tile_rows;
+    const int *ctas;
 } pipe_reeval_arg;
 
-/* The pipeline rebuilt at clock f with the same allocation (stage rates, queue rates, L2
- * bandwidth, fill all at f). */
+/* The pipeline rebuilt at clock f with the same allocation and tiles (stage rates, queue rates,
+ * L2 bandwidth, fill all at f). */
 static int pipe_reeval(const void *arg, double clock_MHz, arena *a, cost_result *out)
 {
     const pipe_reeval_arg *r = arg;
     pipe_env x = *r->env;
     x.c.clock_MHz = clock_MHz;
-    x.rate = arena_calloc(a, (size_t)x.g->nop * (size_t)x.ncand + 1, sizeof *x.rate);
+    /* a rate table for this pipeline's ops only */
+    x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) * (size_t)x.hw->sm_count + 1,
+                          sizeof *x.rate);
+    x.rate_first_op = r->first;
     ks_pipeline p;
-    if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->choice, a, &p) || p.nstages != r->nstages)
+    if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->ctas, r->tile_rows, a, &p) ||
+        p.nstages != r->nstages)
         return -1;
     pipe_cost(&x, &p, out);
     return 0;
@@ -157,57 +196,75 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
         if (!k)
             return -1;
         *k = x->env;
+        k->cache = NULL; /* the cache dies with the run; re-evaluations run uncached */
+        memset(&k->cache_arena, 0, sizeof k->cache_arena);
         x->kept = k;
     }
     pipe_reeval_arg *r = arena_calloc(a, 1, sizeof *r);
-    int *choice = arena_calloc(a, (size_t)p->nstages + 1, sizeof(int));
-    if (!r || !choice)
+    int *ctas = arena_calloc(a, (size_t)p->nstages + 1, sizeof(int));
+    if (!r || !ctas)
         return -1;
     for (int s = 0; s < p->nstages; s++)
-        choice[s] = p->stages[s].choice;
-    *r = (pipe_reeval_arg){x->kept, p->first_op, p->last_op, p->nstages, choice};
+        ctas[s] = p->stages[s].ctas;
+    *r = (pipe_reeval_arg){x->kept, p->first_op, p->last_op, p->nstages, p->tile_rows, ctas};
     pipe_cost(&x->env, p, &it->c);
     it->reeval = pipe_reeval;
     it->reeval_arg = r;
     return 0;
 }
 
-/* Full evaluation of a set of segments: ILP per pipeline, the rest via vf or bsp, merged. */
-static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result *r,
+/* A set of segments built as pipelines (use_ilp: mapped by the MILP, else the exact search's
+ * estimate), keeping those that move no more DRAM bytes than bsp and have two or more stages (a
+ * single stage is an epilogue group: a vf kernel, not a pipeline). */
+static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena *a,
+                     ks_pipeline **out, int *nout, kt_err *e)
+{
+    const wl_graph *g = x->env.g;
+    ks_pipeline *pp = arena_calloc(a, (size_t)(nseg ? nseg : 1), sizeof *pp);
+    if (!pp)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    int kept = 0;
+    for (int s = 0; s < nseg; s++) {
+        arena_pos mark = arena_mark(a);
+        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, a, &pp[kept]))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        if (worse_than_bsp(x, &pp[kept]) || pp[kept].nstages < 2) {
+            arena_release(a, mark);
+            continue;
+        }
+        kept++;
+    }
+    *out = pp;
+    *nout = kept;
+    return 0;
+}
+
+/* The run with pipelines pp, the other ops as vf or bsp (rest_bsp), merged in op order. */
+static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a, kt_result *r,
                     ks_plan *plan, kt_err *e)
 {
     const wl_graph *g = x->env.g;
     const hw_gpu *hw = x->env.hw;
     unsigned char *ex = arena_calloc(a, (size_t)g->nop + 1, 1);
-    ks_pipeline *pp = arena_calloc(a, (size_t)(nseg ? nseg : 1), sizeof *pp);
-    if (!ex || !pp)
+    if (!ex)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    int covered = 0, kept = 0;
+    int covered = 0;
     for (int s = 0; s < nseg; s++) {
-        arena_pos mark = arena_mark(a);
-        if (pipe_build(&x->env, seg[s].first, seg[s].last, 1, NULL, a, &pp[kept]))
-            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-        if (worse_than_bsp(x, &pp[kept])) {
-            arena_release(a, mark);
-            continue;
-        }
-        for (int i = seg[s].first; i <= seg[s].last; i++)
+        for (int i = pp[s].first_op; i <= pp[s].last_op; i++)
             ex[i] = 1;
-        covered += seg[s].last - seg[s].first + 1;
-        kept++;
+        covered += pp[s].last_op - pp[s].first_op + 1;
     }
-    nseg = kept;
     kt_result rest;
     memset(&rest, 0, sizeof rest);
     int fb = 0;
-    if (!x->o->rest_bsp) {
+    if (!rest_bsp) {
         kt_err e2;
         err_clear(&e2);
         vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
         if (vf_run_masked(hw, g, x->env.w, &x->env.c, &vo, ex, a, &rest, &e2))
             fb = 1;
     }
-    if ((x->o->rest_bsp || fb) && bsp_run_masked(hw, g, x->env.w, &x->env.c, ex, a, &rest, NULL, e))
+    if ((rest_bsp || fb) && bsp_run_masked(hw, g, x->env.w, &x->env.c, ex, a, &rest, NULL, e))
         return -1;
     memset(r, 0, sizeof *r);
     r->exec_id = EX_KITSUNE;
@@ -265,7 +322,7 @@ static int eval_set(ks_ctx *x, const sel_seg *seg, int nseg, arena *a, kt_result
     result_sum(r);
     plan->npipelines = nseg;
     plan->p = pp;
-    plan->rest = (x->o->rest_bsp || fb) ? "bsp" : "vf";
+    plan->rest = (rest_bsp || fb) ? "bsp" : "vf";
     plan->rest_fallback = fb;
     plan->scheduler_shared = x->o->scheduler_shared;
     return 0;
@@ -293,24 +350,159 @@ static int ctx_init(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     return 0;
 }
 
+/* Per-op time of the ops as vf runs them (the DP's rest costs): each vf kernel's time shared
+ * among its ops in proportion to their bsp times (equally when those are zero). */
+static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
+{
+    const wl_graph *g = x->env.g;
+    kt_result v;
+    kt_err e2;
+    err_clear(&e2);
+    vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
+    double *s = arena_calloc(a, (size_t)g->nop + 1, sizeof *s);
+    if (!s)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    if (vf_run(x->env.hw, g, x->env.w, &x->env.c, &vo, a, &v, &e2)) {
+        *out = x->bsp_s; /* vf unavailable: the rest will run bsp */
+        return 0;
+    }
+    for (int k = 0; k < v.nitems; k++) {
+        const kt_item *it = &v.items[k];
+        double sum = 0;
+        int n = 0;
+        for (int j = 0; j < it->nops; j++) {
+            sum += x->bsp_s[it->ops[j]];
+            n += x->env.w[it->ops[j]].kind != OPK_FREE;
+        }
+        for (int j = 0; j < it->nops; j++) {
+            int i = it->ops[j];
+            if (x->env.w[i].kind == OPK_FREE)
+                continue;
+            s[i] += it->c.time_s * (sum > 0 ? x->bsp_s[i] / sum : 1.0 / (n ? n : 1));
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+/* The exact search's time for ops first..last as a pipeline (every CTA count, no MILP), or -1
+ * when it is not one (fewer than two stages, more DRAM bytes than bsp). */
+static double seg_estimate(ks_ctx *x, int first, int last)
+{
+    ks_pipeline p;
+    arena_pos mark = arena_mark(x->a);
+    double t = -1;
+    x->env.search_budget_s = 0;
+    if (pipe_build(&x->env, first, last, PIPE_EXACT, NULL, 0, x->a, &p) == 0)
+        t = worse_than_bsp(x, &p) || p.nstages < 2 ? -1 : p.time_s;
+    arena_release(x->a, mark);
+    return t;
+}
+
+/* The search's segments refined with the exact search, which the DP's fluid estimate only
+ * approximates: a run of up to MERGE_RUN neighbouring segments (and the ops between them)
+ * becomes one when that is faster. Returns the new count. */
+enum { MERGE_RUN = 4 };
+
+/* The time of ops first..last as the rest runs them on their own (vf or bsp, the other ops
+ * excluded): what a merge of the segments around them saves. */
+static double gap_time(ks_ctx *x, int first, int last)
+{
+    const wl_graph *g = x->env.g;
+    if (first > last)
+        return 0;
+    arena_pos mark = arena_mark(x->a);
+    unsigned char *ex = arena_calloc(x->a, (size_t)g->nop + 1, 1);
+    double t = -1;
+    if (ex) {
+        for (int i = 0; i < g->nop; i++)
+            ex[i] = i < first || i > last;
+        kt_result r;
+        kt_err e;
+        err_clear(&e);
+        vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
+        if (!x->o->rest_bsp && vf_run_masked(x->env.hw, g, x->env.w, &x->env.c, &vo, ex, x->a, &r, &e) == 0)
+            t = r.time_s;
+        else if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, ex, x->a, &r, NULL, &e) == 0)
+            t = r.time_s;
+    }
+    arena_release(x->a, mark);
+    return t;
+}
+
+static int merge_neighbours(ks_ctx *x, const double *rest_s, sel_seg *seg, int n)
+{
+    const wl_graph *g = x->env.g;
+    (void)rest_s;
+    double *t = arena_calloc(x->a, (size_t)n + 1, sizeof *t);
+    if (!t)
+        return n;
+    for (int k = 0; k < n; k++)
+        t[k] = seg_estimate(x, seg[k].first, seg[k].last);
+    for (int k = 0; k + 1 < n;) {
+        int best_j = -1;
+        double best_gain = 0, best_m = 0;
+        double sum = t[k];
+        for (int j = k + 1; j < n && j <= k + MERGE_RUN - 1; j++) {
+            double gt = gap_time(x, seg[j - 1].last + 1, seg[j].first - 1);
+            if (gt < 0)
+                break;
+            sum += gt + t[j];
+            if (t[k] < 0 || t[j] < 0 || !sel_valid(g, x->env.w, seg[k].first, seg[j].last))
+                break;
+            double m = seg_estimate(x, seg[k].first, seg[j].last);
+            if (m >= 0 && sum - m > best_gain) {
+                best_gain = sum - m;
+                best_j = j;
+                best_m = m;
+            }
+        }
+        if (best_j < 0) {
+            k++;
+            continue;
+        }
+        seg[k].last = seg[best_j].last;
+        t[k] = best_m;
+        int drop = best_j - k;
+        memmove(&seg[k + 1], &seg[best_j + 1], (size_t)(n - best_j - 1) * sizeof *seg);
+        memmove(&t[k + 1], &t[best_j + 1], (size_t)(n - best_j - 1) * sizeof *t);
+        n -= drop;
+    }
+    return n;
+}
+
 int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
                     const ks_opts *o, int first, int last, arena *a, ks_pipeline *p, kt_err *e)
 {
     ks_ctx x;
     if (first < 0 || last >= g->nop || first > last)
         return err_set(e, KT_EINPUT, g->file, NULL, "segment %d..%d is out of range", first, last);
-    if (ctx_init(&x, hw, g, works, c, o, a, e))
-        return -1;
-    if (pipe_build(&x.env, first, last, 1, NULL, a, p))
-        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    return 0;
+    int rc = ctx_init(&x, hw, g, works, c, o, a, e);
+    if (!rc && pipe_build(&x.env, first, last, 1, NULL, 0, a, p))
+        rc = err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    pipe_env_release(&x.env);
+    return rc;
 }
+
+static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_work *works,
+                   const cost_ctx *c, const ks_opts *o, arena *a, kt_result *r, kt_err *e);
 
 int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            const ks_opts *o, arena *a, kt_result *r, kt_err *e)
 {
     ks_ctx x;
-    if (ctx_init(&x, hw, g, works, c, o, a, e) || bsp_pass(&x, e))
+    memset(&x, 0, sizeof x);
+    int rc = run_ctx(&x, hw, g, works, c, o, a, r, e);
+    pipe_env_release(&x.env);
+    return rc;
+}
+
+/* ks_run on a context whose stage cache the caller frees. */
+static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_work *works,
+                   const cost_ctx *c, const ks_opts *o, arena *a, kt_result *r, kt_err *e)
+{
+    ks_ctx *x = xp;
+    if (ctx_init(x, hw, g, works, c, o, a, e) || bsp_pass(x, e))
         return -1;
     sel_seg *pat = arena_calloc(a, (size_t)g->nop + 1, sizeof *pat);
     sel_seg *dp = arena_calloc(a, (size_t)g->nop + 1, sizeof *dp);
@@ -318,24 +510,47 @@ int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
     kt_result *res = arena_calloc(a, 3, sizeof *res);
     if (!pat || !dp || !plan || !res)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    int npat = sel_patterns(g, works, x.bsp_util, x.env.split_k, pat, g->nop);
+    int npat = sel_patterns(g, works, x->bsp_util, x->env.split_k, pat, g->nop);
+    /* the DP weighs a segment as a pipeline against the same ops as the rest will run them */
+    double *rest_s = x->bsp_s;
+    if (!o->rest_bsp && rest_costs(x, a, &rest_s, e))
+        return -1;
     double dp_s;
-    int ndp = sel_search(g, works, x.bsp_s, SEL_MAX_SEGMENT_OPS, seg_cost, &x, a, dp, g->nop, &dp_s);
+    x->flops_pre = arena_calloc(a, 2 * ((size_t)g->nop + 1), sizeof(double));
+    if (!x->flops_pre)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    for (int i = 0; i < g->nop; i++) {
+        /* tensor FLOPs at the fastest dtype the GPU has bound the time from below */
+        x->flops_pre[i + 1] = x->flops_pre[i] + (double)works[i].flops_tensor;
+        x->flops_pre[g->nop + 1 + i + 1] = x->flops_pre[g->nop + 1 + i] + (double)works[i].flops_simt;
+    }
+    int ndp = sel_search(g, works, rest_s, g->nop, seg_cost, seg_lb, x, a, dp, g->nop, &dp_s);
     if (ndp < 0)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    /* 0: patterns, 1: search (DP), 2: none */
-    if (eval_set(&x, pat, npat, a, &res[0], &plan[0], e) ||
-        eval_set(&x, dp, ndp, a, &res[1], &plan[1], e) ||
-        eval_set(&x, NULL, 0, a, &res[2], &plan[2], e))
-        return -1;
+    ndp = merge_neighbours(x, rest_s, dp, ndp);
+    /* 0: patterns, 1: search (DP), 2: none - estimated (exact search per pipeline) */
+    const sel_seg *sets[3] = {pat, dp, NULL};
+    int nsets[3] = {npat, ndp, 0};
+    for (int k = 0; k < 3; k++) {
+        ks_pipeline *pp;
+        int np;
+        arena_pos mark = arena_mark(a);
+        if (build_set(x, sets[k], nsets[k], 0, a, &pp, &np, e) ||
+            assemble(x, pp, np, o->rest_bsp, a, &res[k], &plan[k], e))
+            return -1;
+        double t = res[k].time_s; /* only the time is kept: the winner is rebuilt below */
+        arena_release(a, mark);
+        x->kept = NULL; /* released with the estimate's items */
+        memset(&res[k], 0, sizeof res[k]);
+        res[k].time_s = t;
+    }
     int pick;
     const char *chosen;
     if (o->select == KS_SELECT_PATTERNS) {
         pick = 0;
         chosen = "patterns";
     } else {
-        /* the search's answer is the best of its DP choice, the patterns and no pipelines (the
-         * DP ranks segments with bsp costs for the rest; this final check uses the real rest) */
+        /* the search's answer is the best of its DP choice, the patterns and no pipelines */
         pick = 1;
         if (res[0].time_s < res[pick].time_s)
             pick = 0;
@@ -343,15 +558,28 @@ int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
             pick = 2;
         chosen = pick == 0 ? "patterns" : pick == 1 ? "search" : "none";
     }
-    double search_s = fmin(res[1].time_s, fmin(res[0].time_s, res[2].time_s));
-    *r = res[pick];
+    const sel_seg *win = pick == 0 ? pat : pick == 1 ? dp : NULL;
+    int nwin = pick == 0 ? npat : pick == 1 ? ndp : 0;
+    /* the chosen set mapped by the MILP; and, for the report, its pipelines with the rest bsp */
+    kt_result fin, alt;
+    ks_plan pfin, palt;
+    ks_pipeline *pp;
+    int np;
+    if (build_set(x, win, nwin, 1, a, &pp, &np, e) ||
+        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e) ||
+        assemble(x, pp, np, 1, a, &alt, &palt, e))
+        return -1;
+    double est[3] = {res[0].time_s, res[1].time_s, res[2].time_s};
+    est[pick] = fin.time_s;
+    *r = fin;
     ks_plan *pl = &plan[3];
-    *pl = plan[pick];
+    *pl = pfin;
     pl->select = o->select == KS_SELECT_PATTERNS ? "patterns" : "search";
     pl->chosen = chosen;
-    pl->search_time_s = search_s;
-    pl->patterns_time_s = res[0].time_s;
-    pl->none_time_s = res[2].time_s;
+    pl->search_time_s = fmin(est[1], fmin(est[0], est[2]));
+    pl->patterns_time_s = est[0];
+    pl->none_time_s = est[2];
+    pl->rest_bsp_time_s = alt.time_s;
     r->extra = pl;
     return 0;
 }

@@ -32,6 +32,7 @@ typedef struct ks_plan {
     double search_time_s;      /* end-to-end time with the search's choice (its best) */
     double patterns_time_s;    /* end-to-end time with the paper's patterns */
     double none_time_s;        /* no pipelines: the rest model alone */
+    double rest_bsp_time_s;    /* the same pipelines with every other op bulk-synchronous */
     const char *rest;          /* "vf" or "bsp" */
     int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
     int scheduler_shared;

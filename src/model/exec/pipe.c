@@ -1,31 +1,77 @@
 /* pipe: one Kitsune spatial pipeline (Kitsune paper sections 3-5).
  *
- * Design: one stage per kernel op of a segment (elementwise neighbours whose other inputs are
- * weights are epilogue-fused into their producer's stage); a ring queue (depth 2) per tensor
- * that crosses stages, one ring per producer CTA, payload = the tensor's bytes per tile clamped
- * to [1 KiB, 1 MiB]; a tensor read by several stages is one multicast queue; a GEMM whose output
- * is not streamed (weight gradient, split-K) reduces its partial sums through a queue tree. The
- * streamed dimension is the rows of the largest activation, in tiles of Q_TILE_ROWS rows.
+ * Stages. One per kernel op of the segment; an elementwise op whose other inputs are weights is
+ * epilogue-fused into its producer's stage.
  *
- * Stage rate at a CTAs: r_i(a) = min(tiles / body_i(a), a / q_i), where body_i(a) is the op's
- * roofline time on a SMs (cost_eval: waves, L2, re-reads) and q_i one CTA's queue time per tile
- * (transfers at one SM's L2 share plus the sync round trips, queue.c).
- * Throughput T = max over integer allocations (ilp.c) of min(r_i(a_i), DRAM and L2 bounds).
- * Time = launch + memory latency + fill (first tile through every stage and hop) + (tiles-1)/T.
- * DRAM bytes: external inputs (missing L2 as in bsp), weights once (re-read per tile when a
- * stage's weight slice stays neither in its shared memory nor in L2), outputs read outside, graph
- * outputs and saved activations, the operands' own re-reads, and spilled queue traffic. */
+ * Streaming. The rows of the largest activation (M) stream through in tiles of tm rows
+ * (PIPE_TILE_ROWS_MIN..MAX, the fastest wins), N = ceil(M / tm) tiles. Every tensor an op reads
+ * is one of:
+ *   queue     row-aligned, produced by another stage: one tile at a time through L2 rings;
+ *   stream    row-aligned, produced outside the pipeline: read tile by tile (DRAM as in bsp);
+ *   broadcast not row-aligned (a weight, a bias, a norm's gamma, attention's K and V): every tile
+ *             needs all of it. Produced inside the pipeline, it is a barrier: its consumers wait
+ *             until it is complete, so the pipeline streams once per barrier.
+ *
+ * Work split of a stage with c CTAs in g row groups of c/g column slices (pipe.h ks_split): a
+ * tile goes to one group; each CTA of the group computes its column slice of the tile's output
+ * from the whole input tile (multicast: the group reads the input tile c/g times) and its slice of
+ * the broadcast operand. A CTA keeps its broadcast slice in shared memory when it fits beside its
+ * operand stages (resident: loaded once); otherwise the group reads the broadcast operand once per
+ * tile, from L2 when it fits the L2 left beside the queue budget, else from DRAM. The stage picks g
+ * at each c for the least bandwidth time per tile. A stage whose output is not row-aligned (weight
+ * and bias gradients, norm parameter gradients) is a reduction: each CTA owns a slice of the
+ * output, accumulated in fp32 over all tiles on chip (registers + shared memory) or spilled to
+ * L2 every tile when it does not fit; the finished output is written once.
+ *
+ * Per tile at c CTAs: compute = the members' math on c persistent SMs (cost_eval, its wave
+ * quantization included) / N; L2 bytes = what the stage's CTAs read and write through L2 (each
+ * tensor's tile written once by its producer, read once per consumer CTA group and column slice);
+ * port = L2 bytes / (c x queue.cta_bytes_per_clk x clock), the SM ports the stage's traffic flows
+ * through; queue sync = the ring handshakes (sync_round_trips_per_tile atomic round trips per
+ * transfer) its CTAs pay, spread over its c CTAs. period_s(c) = max(compute, port, sync).
+ * Pipeline period = max(slowest stage, L2 bytes per tile / L2 bandwidth, DRAM bytes per tile /
+ * DRAM bandwidth). Queue storage: depth x tile share x producer CTAs per queue, within the
+ * GPU's persisting-L2 limit (l2.persisting_max_MiB); beyond it the rings spill (their excess
+ * traffic goes to DRAM, written and read back).
+ * Fill: the first tile through every stage (one group's latency, g x its period) and every hop.
+ * Time = launch + DRAM latency + setup (resident slices loaded) + fill + (barriers + 1) x (N - 1)
+ * x period. Traffic is counted per tensor, once: each L2 byte by the stage that moves it, each
+ * DRAM byte by the tensor that needs it (tests/check_pipe.c recounts it independently).
+ * Mapping: ilp.c (exact period search; GLPK MILP with fill and traffic in the objective). */
 #include "pipe.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../opt/ilp.h"
 #include "../graph.h"
 #include "queue.h"
 
-/* Accumulator of a reduction tree: fp32 partial sums (as cuBLAS split-K). */
+/* Accumulators of reductions and of split-K partial sums: fp32 (as cuBLAS). */
 enum { KS_PARTIAL_BYTES = 4 };
+/* On-chip bytes a CTA may give its accumulators: half its register file (the other half holds
+ * operands and addresses; CUTLASS sizes warp tiles so) plus the shared memory its operand stages
+ * leave. */
+#define PIPE_ACC_RF_SHARE 0.5
+/* A column slice narrower than this many output columns leaves the tensor cores' MMA tiles
+ * empty (m16n8k16: 8 columns, two per warp of a 4-warp CTA). */
+enum { PIPE_MIN_SLICE_COLS = 16 };
+/* Selection estimates refine the tile height only for segments within this factor of the time
+ * they must beat (a tile height changes a pipeline's time by tens of percent at most). */
+#define PIPE_SEARCH_SLACK 1.5
+
+const char *ks_split_name(ks_split s)
+{
+    static const char *const N[] = {"row", "column", "row x column", "reduction"};
+    return s <= KS_SPLIT_REDUCE ? N[s] : "?";
+}
+
+const char *ks_limit_name(ks_limit l)
+{
+    static const char *const N[] = {"compute", "l2 port", "queue sync"};
+    return l <= KS_LIMIT_QUEUE ? N[l] : "?";
+}
 
 static int64_t cdiv64(int64_t a, int64_t b)
 {
@@ -38,19 +84,16 @@ static int64_t rows_of(const wl_tensor *t)
     return t->ndim > 0 && t->dim[t->ndim - 1] > 0 ? t->elems / t->dim[t->ndim - 1] : 1;
 }
 
-static const pipe_rate *rate_at(pipe_env *x, int op, int ci)
+static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
-    pipe_rate *r = &x->rate[(size_t)op * (size_t)x->ncand + (size_t)ci];
+    pipe_rate *r = &x->rate[(size_t)(op - x->rate_first_op) * (size_t)x->hw->sm_count + (size_t)(ctas - 1)];
     if (!r->done) {
         cost_result cr;
         cost_ctx pc = x->c;
         pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
-        cost_eval(x->hw, &x->w[op], x->cand[ci], &pc, 0, 0, &cr);
+        cost_eval(x->hw, &x->sw[op], ctas, &pc, 0, 0, &cr);
         r->compute_s = cr.compute_s;
-        r->body_s = fmax(cr.compute_s, fmax(cr.l2_s, cr.dram_s));
-        r->l2_bytes = cr.l2_bytes;
-        r->extra_dram = cr.dram_read_bytes;
-        r->bound = roof_bound(cr.compute_s, cr.l2_s, cr.dram_s, 0, 0); /* persistent: no launch */
+        r->l2_bytes = (double)cr.l2_bytes;
         r->done = 1;
     }
     return r;
@@ -91,13 +134,83 @@ static int epilogue_stage(const pipe_env *x, const ks_pipeline *p, const int *st
     return prod >= 0 ? stage_of[prod - p->first_op] : -1;
 }
 
-/* Stages, queues, tile count and per-candidate stage rates of ops first..last. */
-static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
+/* 1 when op i reduces the streamed rows away: a GEMM contracting over its A operand's rows
+ * (transpose_a: weight gradients X^T dY), a column reduction (bias gradients). */
+static int reduces_stream(const pipe_env *x, int i)
+{
+    const wl_op *o = &x->g->op[i];
+    if (x->w[i].kind == OPK_GEMM)
+        return o->type == OP_MATMUL && wl_attr_int(o, "transpose_a", 0);
+    return x->w[i].kind == OPK_ROW && x->w[i].col_reduce;
+}
+
+/* 1 when tensor t streams with rows M: an activation (not a weight) of at least a tile of rows
+ * whose row count is a multiple or a divisor of M (views regroup rows: [B*S, H*D] and
+ * [B, S, H, D] stream together), not produced by an op that reduces the rows away. */
+static int row_aligned(const pipe_env *x, int t, int64_t M)
+{
+    const wl_tensor *u = &x->g->t[t];
+    int64_t r = rows_of(u);
+    if (u->kind == TK_WEIGHT || r < PIPE_TILE_ROWS_MIN || M < 1 || (r % M && M % r))
+        return 0;
+    return !(u->producer >= 0 && reduces_stream(x, u->producer));
+}
+
+/* The streamed rows of a segment: those of the first stage's first activation input, or of its
+ * largest output when it reads none. */
+static int64_t stream_rows(const pipe_env *x, int first, int last)
+{
+    const wl_graph *g = x->g;
+    for (int i = first; i <= last; i++) {
+        if (x->w[i].kind == OPK_FREE)
+            continue;
+        const wl_op *o = &g->op[i];
+        for (int j = 0; j < o->nin; j++) {
+            const wl_tensor *t = &g->t[x->root[o->in[j]]];
+            if (t->kind != TK_WEIGHT && rows_of(t) >= PIPE_TILE_ROWS_MIN)
+                return rows_of(t);
+        }
+        int64_t best = 1;
+        for (int k = 0; k < o->nout; k++)
+            if (rows_of(&g->t[o->out[k]]) > best)
+                best = rows_of(&g->t[o->out[k]]);
+        return best;
+    }
+    return 1;
+}
+
+/* What a stage reads and writes, independent of the tile height and the CTA count. */
+typedef struct stage_io {
+    int gemm;             /* main op is a GEMM with a broadcast operand: column slices possible */
+    int reduce;           /* an output that is not row-aligned: a reduction stage */
+    int attn;             /* attention: its own K/V traffic per query tile (cost.c) */
+    double a_bytes;       /* the GEMM's streamed operand (A), whole tensor */
+    double stream_bytes;  /* other streamed inputs (queue or external), whole tensors */
+    double bcast_bytes;   /* broadcast operands */
+    double bcast_dram;    /* of which come from DRAM (outside the pipeline, missing L2) */
+    double out_bytes;     /* row-aligned outputs (queue or external), whole tensors */
+    double reduce_bytes;  /* non-aligned outputs */
+    double reduce_elems;
+    int in_transfers;     /* queue transfers received per tile by one CTA of a group */
+    int out_transfers;    /* ring transfers sent per tile (one per consumer of each output) */
+    int64_t out_cols;     /* GEMM: output columns (N) */
+    double smem_stage;    /* operand staging of the op's kernel (cost_tile) */
+} stage_io;
+
+typedef struct design {
+    stage_io *io;
+    double ext_read;      /* DRAM bytes of streamed external inputs (misses) */
+    double ext_write;     /* DRAM bytes of row-aligned outputs leaving the pipeline */
+    double reduce_write;  /* DRAM bytes of reduction outputs leaving the pipeline */
+    double queue_tile_bytes_total; /* sum over queues of tensor bytes (one tile: / N) */
+} design;
+
+/* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). */
+static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
     const wl_graph *g = x->g;
     const op_work *w = x->w;
     const hw_gpu *hw = x->hw;
-    double clk = x->c.clock_MHz;
     int n = p->last_op - p->first_op + 1, nin_total = 0;
     for (int i = p->first_op; i <= p->last_op; i++)
         nin_total += g->op[i].nin;
@@ -105,21 +218,15 @@ static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
     int *seen = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
     p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_calloc(a, (size_t)nin_total + 1, sizeof *p->queues);
-    if (!stage_of || !seen || !p->stages || !p->queues)
+    d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
+    if (!stage_of || !seen || !p->stages || !p->queues || !d->io)
         return -1;
-    p->nstages = p->nqueues = 0;
-    p->stream_rows = 1;
+    p->stream_rows = stream_rows(x, p->first_op, p->last_op);
     for (int i = p->first_op; i <= p->last_op; i++) {
         stage_of[i - p->first_op] = -1;
         if (w[i].kind == OPK_FREE)
             continue;
-        const wl_op *o = &g->op[i];
         p->flops += w[i].flops_tensor + w[i].flops_simt;
-        for (int j = 0; j < o->nout; j++) {
-            int64_t r = rows_of(&g->t[o->out[j]]);
-            if (r > p->stream_rows)
-                p->stream_rows = r;
-        }
         int s = epilogue_stage(x, p, stage_of, i);
         if (s >= 0) {
             ks_stage *st = &p->stages[s];
@@ -130,32 +237,69 @@ static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
         s = p->nstages++;
         ks_stage *st = &p->stages[s];
         st->members = arena_calloc(a, (size_t)(p->last_op - i + 1), sizeof(int));
-        st->cand_rate = arena_calloc(a, (size_t)x->ncand, sizeof(double));
-        if (!st->members || !st->cand_rate)
+        if (!st->members)
             return -1;
         st->op = i;
         st->nmembers = 1;
         st->members[0] = i;
-        st->tensor = w[i].flops_tensor > 0 && roof_tensor_rate(hw, w[i].cdt, clk) > 0;
+        st->tensor = (w[i].flops_tensor > 0 && roof_tensor_rate(hw, w[i].cdt, x->c.clock_MHz) > 0) ||
+                     w[i].kind == OPK_ATTN;
         stage_of[i - p->first_op] = s;
     }
-    p->tiles = cdiv64(p->stream_rows, Q_TILE_ROWS);
-    if (p->tiles < 1)
-        p->tiles = 1;
-    /* queues and external inputs */
+    int64_t M = p->stream_rows;
     int nseen = 0;
     for (int i = p->first_op; i <= p->last_op; i++) {
         if (w[i].kind == OPK_FREE)
             continue;
         const wl_op *o = &g->op[i];
         int si = stage_of[i - p->first_op];
+        ks_stage *st = &p->stages[si];
+        stage_io *io = &d->io[si];
+        if (i == st->op) {
+            io->gemm = w[i].kind == OPK_GEMM;
+            io->attn = w[i].kind == OPK_ATTN;
+            io->out_cols = w[i].n;
+            cost_tiling t;
+            cost_tile(hw, &w[i], hw->sm_count, &t);
+            io->smem_stage = t.smem_per_cta_bytes;
+        }
         for (int j = 0; j < o->nin; j++) {
             int rt = x->root[o->in[j]];
-            int pr = g->t[rt].producer;
-            if (pr >= p->first_op && pr <= p->last_op) {
+            const wl_tensor *t = &g->t[rt];
+            int pr = t->producer;
+            int inside = pr >= p->first_op && pr <= p->last_op;
+            double b = (double)w[i].in_bytes[j];
+            if (b <= 0)
+                continue;
+            if (inside && stage_of[pr - p->first_op] == si)
+                continue; /* epilogue-fused: stays in registers */
+            /* non-causal attention needs every key of its sequence before any query tile
+             * finishes; causal attention only the keys up to the tile, streamed before it */
+            int aligned = row_aligned(x, rt, M) &&
+                          !(w[i].kind == OPK_ATTN && j > 0 && !wl_attr_int(o, "causal", 0));
+            if (!aligned) {
+                io->bcast_bytes += b;
+                if (inside) {
+                    p->barriers++;
+                } else {
+                    int dup = 0;
+                    for (int m = 0; m < nseen; m++)
+                        dup |= seen[m] == rt;
+                    if (!dup) {
+                        seen[nseen++] = rt;
+                        io->bcast_dram += (double)op_input_miss(x, i, j);
+                        if (t->kind == TK_WEIGHT)
+                            p->weight_bytes += t->bytes;
+                    }
+                }
+                continue;
+            }
+            if (io->gemm && i == st->op && j == 0)
+                io->a_bytes += b;
+            else
+                io->stream_bytes += b;
+            if (inside) {
                 int sp = stage_of[pr - p->first_op];
-                if (sp == si)
-                    continue; /* epilogue-fused: stays in registers */
                 int q = -1;
                 for (int m = 0; m < p->nqueues; m++)
                     if (p->queues[m].tensor == rt)
@@ -165,278 +309,630 @@ static int design(pipe_env *x, ks_pipeline *p, const int *force, arena *a)
                     ks_queue *u = &p->queues[q];
                     u->tensor = rt;
                     u->producer_stage = sp;
-                    int64_t b = g->t[rt].bytes;
-                    u->payload_bytes = q_payload_bytes(b, p->tiles);
-                    u->transfers_per_tile = (int)cdiv64(cdiv64(b, p->tiles), u->payload_bytes);
-                    if (u->transfers_per_tile < 1)
-                        u->transfers_per_tile = 1;
+                    u->depth = Q_DEPTH_DEFAULT;
+                    d->queue_tile_bytes_total += (double)t->bytes;
                 }
-                ks_queue *u = &p->queues[q];
-                u->nconsumers++;
-                p->stages[si].queue_s_per_tile +=
-                    u->transfers_per_tile * q_tile_s(hw, (double)u->payload_bytes, clk);
+                p->queues[q].nconsumers++;
+                io->in_transfers++;
+                d->io[sp].out_transfers++;
+            } else {
+                int dup = 0;
+                for (int m = 0; m < nseen; m++)
+                    dup |= seen[m] == rt;
+                if (!dup) {
+                    seen[nseen++] = rt;
+                    d->ext_read += (double)op_input_miss(x, i, j);
+                }
+            }
+        }
+        for (int k = 0; k < o->nout; k++) {
+            int t = x->root[o->out[k]];
+            double b = (double)tensor_out_bytes(x, i, k);
+            int leaves = x->max_reader[t] > p->last_op || x->must_write[t] || x->max_reader[t] < 0;
+            int read_inside = 0;
+            for (int k2 = x->rd_start[t]; k2 < x->rd_start[t + 1] && !read_inside; k2++) {
+                int m = x->rd_op[k2];
+                read_inside = m > i && m <= p->last_op && stage_of[m - p->first_op] != si;
+            }
+            if (!leaves && !read_inside)
+                continue; /* consumed inside the stage (epilogue) */
+            if (!row_aligned(x, t, M)) {
+                io->reduce = 1;
+                io->reduce_bytes += b;
+                io->reduce_elems += (double)g->t[t].elems;
+                if (leaves)
+                    d->reduce_write += b;
                 continue;
             }
-            int dup = 0;
-            for (int m = 0; m < nseen; m++)
-                dup |= seen[m] == rt;
-            if (dup || w[i].in_bytes[j] <= 0)
-                continue;
-            seen[nseen++] = rt;
-            p->ext_read_bytes += op_input_miss(x, i, j);
-            if (g->t[rt].kind == TK_WEIGHT)
-                p->weight_bytes += g->t[rt].bytes;
-        }
-        for (int j = 0; j < o->nout; j++) {
-            int t = o->out[j];
-            if (x->max_reader[t] > p->last_op || x->must_write[t])
-                p->ext_write_bytes += tensor_out_bytes(x, i, j);
+            io->out_bytes += b;
+            if (leaves)
+                d->ext_write += b;
         }
     }
-    /* producer side of each queue: payload written once, a sync per consumer (multicast) */
-    for (int q = 0; q < p->nqueues; q++) {
-        ks_queue *u = &p->queues[q];
-        ks_stage *st = &p->stages[u->producer_stage];
-        double P = (double)u->payload_bytes;
-        st->queue_s_per_tile +=
-            u->transfers_per_tile * (P / q_cta_Bps(hw, clk) + u->nconsumers * q_sync_s(hw));
-        st->queue_bytes_per_cta += (double)Q_DEPTH_DEFAULT * P;
-        p->queue_traffic_bytes += g->t[u->tensor].bytes * (1 + u->nconsumers);
-    }
-    /* reduction trees: a Tensor stage whose output rows are not the streamed rows */
-    for (int s = 0; s < p->nstages; s++) {
-        ks_stage *st = &p->stages[s];
-        const wl_tensor *t = &g->t[g->op[st->op].out[0]];
-        if (op_is_gemm(g->op[st->op].type) && rows_of(t) * Q_TILE_ROWS < p->stream_rows) {
-            st->reduction_tree = 1;
-            double part = (double)t->elems * KS_PARTIAL_BYTES;
-            int64_t pay = q_payload_bytes((int64_t)part, 1);
-            st->reduction_s = ceil(part / (double)pay) * q_tile_s(hw, (double)pay, clk);
-        }
-    }
-    for (int s = 0; s < p->nstages; s++) {
-        ks_stage *st = &p->stages[s];
-        for (int ci = 0; ci < x->ncand; ci++) {
-            if (force && ci != force[s])
-                continue; /* an imposed allocation needs its own rate only */
-            double body = 0;
-            for (int m = 0; m < st->nmembers; m++) {
-                const pipe_rate *r = rate_at(x, st->members[m], ci);
-                body += m == 0 ? r->body_s : r->compute_s;
-            }
-            double rr = body > 0 ? (double)p->tiles / body : INFINITY;
-            if (st->queue_s_per_tile > 0) {
-                double rq = x->cand[ci] / st->queue_s_per_tile;
-                if (rq < rr)
-                    rr = rq;
-            }
-            st->cand_rate[ci] = isfinite(rr) ? rr : 1e30;
-        }
-        const pipe_rate *full = rate_at(x, st->op, x->ncand - 1);
-        p->l2_bytes += full->l2_bytes;
-        if (st->reduction_tree)
-            p->l2_bytes += 2 * g->t[g->op[st->op].out[0]].elems * KS_PARTIAL_BYTES;
-    }
-    p->l2_bytes += p->queue_traffic_bytes;
     return 0;
 }
 
-/* Allocation, bounds, spills, re-reads and time of a designed pipeline. use_ilp = 0: greedy. */
-static int map(pipe_env *x, ks_pipeline *p, int use_ilp, const int *force, arena *a)
+/* A stage at c CTAs and tile height tm: its split, period, traffic, fill and ring storage. */
+typedef struct stage_eval {
+    int groups;
+    ks_split split;
+    double period_s, compute_s, port_s, queue_s, fill_s;
+    ks_limit limit;
+    double l2_tile, dram_tile;   /* per tile */
+    double l2_once, dram_once;   /* before the stream: resident slices, finished reductions */
+    double queue_bytes;          /* ring storage it produces into */
+    double acc_per_cta;
+    int resident, in_l2, spills;
+} stage_eval;
+
+/* L2 room for broadcast operands that are not resident: what the queue budget leaves. */
+static double l2_bcast_room(const hw_gpu *hw)
+{
+    return hw_l2_bytes(hw) - hw_l2_persist_bytes(hw);
+}
+
+static double port_Bps(const hw_gpu *hw, double clock_MHz)
+{
+    return q_cta_Bps(hw, clock_MHz);
+}
+
+static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, int c, int64_t tm,
+                     stage_eval *e)
+{
+    const hw_gpu *hw = x->hw;
+    const ks_stage *st = &p->stages[s];
+    const stage_io *io = &d->io[s];
+    double clk = x->c.clock_MHz;
+    double N = (double)cdiv64(p->stream_rows, tm);
+    memset(e, 0, sizeof *e);
+    double comp = 0;
+    for (int m = 0; m < st->nmembers; m++)
+        comp += rate_at(x, st->members[m], c)->compute_s;
+    comp /= N;
+    double room = hw_smem_bytes(hw) - io->smem_stage;
+    double acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
+    double tsync = q_sync_s(hw);
+    double out_tile = io->out_bytes / N;
+    double best_cost = INFINITY;
+    /* candidate group counts: the divisors of c (each group takes c / g column slices); stages
+     * other than GEMMs take whole tiles (g = c) */
+    int divs[2 * 64], nd = 0;
+    if (io->gemm && !io->reduce) {
+        for (int q = 1; q * q <= c && nd < 2 * 64 - 1; q++)
+            if (c % q == 0) {
+                divs[nd++] = q;
+                if (q * q != c)
+                    divs[nd++] = c / q;
+            }
+    } else {
+        divs[nd++] = c;
+    }
+    for (int k = 0; k < nd; k++) {
+        int g = divs[k];
+        int cols = c / g;
+        int ok = 1;
+        if (!io->gemm && !io->reduce && g != c)
+            ok = 0; /* element-wise and row ops: whole tiles per CTA */
+        if (io->gemm && !io->reduce && cols > 1 && io->out_cols / cols < PIPE_MIN_SLICE_COLS)
+            ok = 0;
+        if (io->reduce && g != c)
+            ok = 0; /* reductions split their output, one CTA per slice */
+        if (ok) {
+            stage_eval t;
+            memset(&t, 0, sizeof t);
+            t.groups = g;
+            double mc = io->gemm ? (double)cols : 1.0; /* multicast of the streamed operand */
+            if (io->reduce) {
+                /* C = X^T dY: the output split over a sqrt(c) x sqrt(c) grid, each input tile
+                 * read by one row (or column) of it; row reductions read each tile once */
+                mc = io->gemm ? ceil(sqrt((double)c)) : 1.0;
+                t.acc_per_cta = io->reduce_elems * KS_PARTIAL_BYTES / c;
+                t.spills = t.acc_per_cta > acc_cap;
+            }
+            /* a reduction's 2-D output grid multicasts both operands (X^T dY) */
+            double mo = io->reduce && io->gemm ? mc : 1.0;
+            t.l2_tile = (mc * io->a_bytes + mo * io->stream_bytes) / N + out_tile;
+            if (io->attn) /* flash attention re-reads K and V per query tile (cost.c's count) */
+                t.l2_tile += fmax(0.0, rate_at(x, st->op, c)->l2_bytes / N - t.l2_tile);
+            double slice = io->bcast_bytes / cols;
+            if (io->bcast_bytes > 0) {
+                t.resident = !io->attn && slice <= room;
+                if (t.resident) {
+                    t.l2_once += g * io->bcast_bytes;
+                    t.dram_once += io->bcast_dram;
+                } else {
+                    t.l2_tile += io->bcast_bytes;
+                    t.in_l2 = io->bcast_bytes <= l2_bcast_room(hw);
+                    if (t.in_l2)
+                        t.dram_once += io->bcast_dram;
+                    else
+                        t.dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
+                }
+            }
+            if (io->reduce) {
+                double acc = io->reduce_elems * KS_PARTIAL_BYTES;
+                if (t.spills) { /* partial sums read and written back every tile */
+                    t.l2_tile += 2 * acc;
+                    if (acc > l2_bcast_room(hw))
+                        t.dram_tile += 2 * acc;
+                }
+                t.l2_once += io->reduce_bytes;
+            }
+            t.compute_s = comp;
+            t.port_s = t.l2_tile / ((double)c * port_Bps(hw, clk));
+            /* each CTA of the tile's group: a handshake per received transfer (its column slice
+             * reads the whole multicast tile) and per ring it writes */
+            t.queue_s = tsync * (double)cols * (io->in_transfers + io->out_transfers) / c;
+            t.period_s = fmax(comp, fmax(t.port_s, t.queue_s));
+            t.limit = t.period_s == comp ? KS_LIMIT_COMPUTE
+                    : t.period_s == t.port_s ? KS_LIMIT_PORT
+                                             : KS_LIMIT_QUEUE;
+            /* a tile is worked on by one group: its latency is g periods; resident slices load
+             * through the CTAs' ports before the first tile */
+            t.fill_s = t.period_s * (io->reduce ? 1.0 : (double)g) +
+                       (t.resident ? slice / port_Bps(hw, clk) : 0.0);
+            /* rings: each producing CTA double-buffers its share of a tile */
+            t.queue_bytes = (double)Q_DEPTH_DEFAULT * out_tile * (io->reduce ? 1.0 : (double)g);
+            t.split = io->reduce ? KS_SPLIT_REDUCE
+                    : g == c     ? KS_SPLIT_ROW
+                    : g == 1     ? KS_SPLIT_COL
+                                 : KS_SPLIT_2D;
+            double cost = t.l2_tile / roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk) +
+                          t.dram_tile / roof_dram_Bps(hw, hw->sm_count, roof_inflight_full(hw)) +
+                          t.period_s;
+            if (cost < best_cost * (1 - 1e-12)) {
+                best_cost = cost;
+                *e = t;
+            }
+        }
+    }
+}
+
+/* A stage's per-candidate terms for one (I/O, members, rows, tile height, clock, candidates):
+ * everything stage_at reads, so a hit returns exactly what stage_at would. */
+typedef struct pipe_cache_entry {
+    struct pipe_cache_entry *next;
+    stage_io io;
+    int nmembers;
+    int *members;
+    int64_t M, tm;
+    double clock_MHz;
+    const int *cand;
+    int ncand;
+    double *vals; /* period, l2, dram, fill, queue bytes: 5 x ncand */
+    int *groups;
+} pipe_cache_entry;
+
+static pipe_cache_entry *cache_find(const pipe_env *x, const ks_stage *st, const stage_io *io,
+                                    int64_t M, int64_t tm, const int *cand, int ncand)
+{
+    if (!x->cache)
+        return NULL;
+    for (pipe_cache_entry *c = x->cache[st->op]; c; c = c->next)
+        if (c->M == M && c->tm == tm && c->cand == cand && c->ncand == ncand &&
+            c->clock_MHz == x->c.clock_MHz && c->nmembers == st->nmembers &&
+            !memcmp(&c->io, io, sizeof *io) &&
+            !memcmp(c->members, st->members, (size_t)st->nmembers * sizeof(int)))
+            return c;
+    return NULL;
+}
+
+/* One design at tile height tm: per-candidate stage terms into the stages, and the mapper's
+ * problem. cand/ncand: the CTA counts to consider. */
+typedef struct tile_plan {
+    int64_t tm;
+    double N;
+    ilp_stage *ist;
+    ilp_problem ip;
+} tile_plan;
+
+static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, const int *cand0,
+                      int ncand0, const int *force, arena *a, tile_plan *tp)
 {
     const hw_gpu *hw = x->hw;
     double clk = x->c.clock_MHz;
-    double dram_Bps = roof_dram_Bps(hw, hw->sm_count, roof_inflight_full(hw));
-    double l2_Bps = roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk);
-    double l2cap = hw_l2_bytes(hw);
-    /* queues are touched every tile, so LRU keeps them first: they may use all of L2; weights
-     * that must stay resident get what the queues leave (l2_room below) */
-    double budget = l2cap;
-    double N = (double)p->tiles;
     int ns = p->nstages;
-    ilp_stage *st = arena_calloc(a, (size_t)ns + 1, sizeof *st);
-    int *choice = arena_calloc(a, (size_t)ns + 1, sizeof(int));
-    if (!st || !choice)
+    tp->tm = tm;
+    tp->N = (double)cdiv64(p->stream_rows, tm);
+    tp->ist = arena_calloc(a, (size_t)ns + 1, sizeof *tp->ist);
+    if (!tp->ist)
         return -1;
     for (int s = 0; s < ns; s++) {
-        const ks_stage *k = &p->stages[s];
-        st[s].tensor = k->tensor;
-        st[s].ncand = x->ncand;
-        st[s].cand_ctas = x->cand;
-        st[s].cand_rate = k->cand_rate;
-        st[s].smem_per_cta_bytes = x->smem_cta[k->op];
-        st[s].regs_per_cta_bytes = x->regs_cta[k->op];
-        st[s].queue_bytes_per_cta = k->queue_bytes_per_cta;
+        ks_stage *st = &p->stages[s];
+        /* an imposed allocation: each stage's one CTA count */
+        const int *cand = force ? &force[s] : cand0;
+        int ncand = force ? 1 : ncand0;
+        double *buf = arena_calloc(a, (size_t)ncand * 5, sizeof(double));
+        int *grp = arena_calloc(a, (size_t)ncand, sizeof(int));
+        if (!buf || !grp)
+            return -1;
+        ilp_stage *is = &tp->ist[s];
+        is->tensor = st->tensor;
+        is->ncand = ncand;
+        is->cand_ctas = cand;
+        double *period = buf, *l2 = buf + ncand, *dram = buf + 2 * ncand, *fill = buf + 3 * ncand,
+               *qb = buf + 4 * ncand;
+        pipe_cache_entry *hit =
+            force ? NULL : cache_find(x, st, &d->io[s], p->stream_rows, tm, cand, ncand);
+        if (hit) {
+            memcpy(buf, hit->vals, (size_t)ncand * 5 * sizeof(double));
+            memcpy(grp, hit->groups, (size_t)ncand * sizeof(int));
+        } else {
+            for (int k = 0; k < ncand; k++) {
+                stage_eval e;
+                stage_at(x, p, d, s, cand[k], tm, &e);
+                period[k] = e.period_s;
+                l2[k] = e.l2_tile;
+                dram[k] = e.dram_tile;
+                fill[k] = e.fill_s;
+                qb[k] = e.queue_bytes;
+                grp[k] = e.groups;
+            }
+            if (x->cache && !force) { /* keep it for the next segments with this stage */
+                arena *ca = &x->cache_arena;
+                pipe_cache_entry *c = arena_calloc(ca, 1, sizeof *c);
+                int *mem = arena_calloc(ca, (size_t)st->nmembers, sizeof(int));
+                double *v = arena_calloc(ca, (size_t)ncand * 5, sizeof(double));
+                int *gr = arena_calloc(ca, (size_t)ncand, sizeof(int));
+                if (c && mem && v && gr) {
+                    memcpy(&c->io, &d->io[s], sizeof c->io);
+                    c->nmembers = st->nmembers;
+                    memcpy(mem, st->members, (size_t)st->nmembers * sizeof(int));
+                    c->members = mem;
+                    c->M = p->stream_rows;
+                    c->tm = tm;
+                    c->clock_MHz = x->c.clock_MHz;
+                    c->cand = cand;
+                    c->ncand = ncand;
+                    memcpy(v, buf, (size_t)ncand * 5 * sizeof(double));
+                    memcpy(gr, grp, (size_t)ncand * sizeof(int));
+                    c->vals = v;
+                    c->groups = gr;
+                    c->next = x->cache[st->op];
+                    x->cache[st->op] = c;
+                }
+            }
+        }
+        /* the mapper takes every resource to grow with the CTA count; a stage's ring storage
+         * follows its group count, which need not: take the running maximum (conservative) */
+        for (int k = 1; k < ncand; k++)
+            if (qb[k] < qb[k - 1])
+                qb[k] = qb[k - 1];
+        is->period_s = period;
+        is->l2_bytes = l2;
+        is->dram_bytes = dram;
+        is->fill_s = fill;
+        is->queue_bytes = qb;
+        is->smem_per_cta_bytes = x->smem_cta[st->op];
+        is->regs_per_cta_bytes = x->regs_cta[st->op];
+        st->cand_period_s = period;
+        st->cand_l2_bytes = l2;
+        st->cand_dram_bytes = dram;
+        st->cand_fill_s = fill;
+        st->cand_queue_bytes = qb;
+        st->cand_groups = grp;
     }
-    double base_dram = (double)(p->ext_read_bytes + p->ext_write_bytes);
-    double cap_dram = base_dram > 0 ? dram_Bps * N / base_dram : 0;
-    double cap_l2 = p->l2_bytes > 0 ? l2_Bps * N / (double)p->l2_bytes : 0;
-    double cap = cap_dram > 0 && (cap_l2 <= 0 || cap_dram < cap_l2) ? cap_dram : cap_l2;
-    ilp_problem ip = {ns, st, hw->sm_count, x->scheduler_shared, hw_smem_bytes(hw),
-                      hw->registers_per_sm_KiB * 1024.0, cap, budget, x->ilp_time_limit_s};
-    /* queue capacity only binds when even one CTA per stage fits; otherwise queues spill */
+    double inflight = roof_inflight_full(hw);
+    ilp_problem ip = {ns,
+                      tp->ist,
+                      hw->sm_count,
+                      x->scheduler_shared,
+                      hw_smem_bytes(hw),
+                      hw->registers_per_sm_KiB * 1024.0,
+                      tp->N,
+                      roof_l2_Bps(hw, hw->sm_count, inflight, clk),
+                      roof_dram_Bps(hw, hw->sm_count, inflight),
+                      0.0,
+                      (d->ext_read + d->ext_write) / tp->N,
+                      hw_l2_persist_bytes(hw),
+                      x->ilp_time_limit_s};
+    /* rings that cannot fit even at one CTA per stage spill: no storage constraint then */
     double qmin = 0;
     for (int s = 0; s < ns; s++)
-        qmin += st[s].queue_bytes_per_cta * x->cand[0];
-    if (qmin > budget)
+        qmin += tp->ist[s].queue_bytes[0];
+    if (qmin > ip.queue_budget_bytes)
         ip.queue_budget_bytes = -1;
-    ilp_solution sol;
-    memset(&sol, 0, sizeof sol);
-    double T;
-    if (force) {
-        memcpy(choice, force, (size_t)ns * sizeof *choice);
-        T = 0;
-    } else if (use_ilp) {
-        sol.choice = choice;
-        ilp_solve(&ip, &sol);
-        T = sol.objective;
-    } else {
-        T = ilp_greedy(&ip, choice);
-    }
-    if (T < 0) { /* nothing fits (smem/regs): one CTA each, capacity ignored */
-        for (int s = 0; s < ns; s++)
-            choice[s] = 0;
-    }
-    for (int s = 0; s < ns; s++)
-        p->stages[s].choice = choice[s];
-    /* storage, spill, weight residency at the chosen allocation */
-    double storage = 0, spill_bytes = 0, stream_w = 0;
-    for (int s = 0; s < ns; s++)
-        storage += p->stages[s].queue_bytes_per_cta * x->cand[choice[s]];
-    double spill = q_spill_frac(storage, budget);
-    if (spill > 0)
-        for (int q = 0; q < p->nqueues; q++)
-            spill_bytes += spill * (double)x->g->t[p->queues[q].tensor].bytes *
-                           (1 + p->queues[q].nconsumers);
-    for (int s = 0; s < ns; s++) {
-        int i = p->stages[s].op;
-        const wl_op *o = &x->g->op[i];
-        double wb = 0;
-        for (int j = 0; j < o->nin; j++)
-            if (x->g->t[x->root[o->in[j]]].kind == TK_WEIGHT)
-                wb += (double)x->w[i].in_bytes[j];
-        double room = hw_smem_bytes(hw) - x->smem_cta[i];
-        if (wb > 0 && wb / x->cand[choice[s]] > room)
-            stream_w += wb; /* slice does not stay in shared memory: streamed through L2 */
-    }
-    double l2_room = l2cap - fmin(storage, l2cap);
-    double reread = stream_w > l2_room ? (stream_w - l2_room) * (N - 1) : 0;
-    int64_t extra = 0;
-    for (int s = 0; s < ns; s++)
-        extra += rate_at(x, p->stages[s].op, choice[s])->extra_dram;
-    double rd = (double)p->ext_read_bytes + (double)extra + reread + spill_bytes / 2;
-    double wr = (double)p->ext_write_bytes + spill_bytes / 2;
-    double dram_cap = rd + wr > 0 ? dram_Bps * N / (rd + wr) : 0;
-    int bott = -1;
-    const char *bname = "none";
-    double Tst = INFINITY;
-    for (int s = 0; s < ns; s++)
-        if (p->stages[s].cand_rate[choice[s]] < Tst) {
-            Tst = p->stages[s].cand_rate[choice[s]];
-            bott = s;
-        }
-    T = Tst;
-    if (bott >= 0)
-        bname = x->g->op[p->stages[bott].op].name;
-    if (dram_cap > 0 && dram_cap < T) {
-        T = dram_cap;
-        bott = -1;
-        bname = "dram";
-    }
-    if (cap_l2 > 0 && cap_l2 < T) {
-        T = cap_l2;
-        bott = -1;
-        bname = "l2";
-    }
-    /* fill: the first tile through every stage (its CTAs share a tile's columns, so one tile
-     * takes the stage's period 1 / rate) and every hop; a reduction tree adds log2(CTAs) levels */
-    double fill = 0, clk_lat = hw->dram_latency_ns * 1e-9;
-    for (int s = 0; s < ns; s++) {
-        const ks_stage *k = &p->stages[s];
-        double ca = x->cand[choice[s]];
-        fill += 1.0 / k->cand_rate[choice[s]] + k->reduction_s * ceil(log2(ca > 1 ? ca : 1));
-    }
-    for (int q = 0; q < p->nqueues; q++)
-        fill += q_tile_s(hw, (double)p->queues[q].payload_bytes, clk);
-    double launch = cost_launch_s(hw, &x->c);
-    p->throughput_tiles_per_s = T;
-    p->dram_bound_tiles_per_s = dram_cap;
-    p->l2_bound_tiles_per_s = cap_l2;
-    p->bottleneck_stage = bott;
-    p->bottleneck = bname;
-    p->fill_s = fill;
-    p->time_s = launch + clk_lat + fill + (N - 1) / T;
-    p->dram_read_bytes = (int64_t)rd;
-    p->dram_write_bytes = (int64_t)wr;
-    p->queue_storage_bytes = (int64_t)storage;
-    p->spilled_bytes = (int64_t)spill_bytes;
-    p->weight_reread_bytes = (int64_t)reread;
-    if (force) {
-        p->ilp_status = ILP_FEASIBLE;
-        p->ilp_fallback = 0;
-        p->ilp_status_name = "imposed";
-    } else if (use_ilp) {
-        p->ilp_status = sol.status;
-        p->ilp_fallback = sol.fallback;
-        p->ilp_status_name = ilp_status_name(sol.status);
-        p->ilp_objective_tiles_per_s = sol.objective;
-        p->ilp_bound_tiles_per_s = sol.bound;
-        p->ilp_gap = sol.gap;
-    } else {
-        p->ilp_status = ILP_GREEDY_FAILED;
-        p->ilp_fallback = 1;
-        p->ilp_status_name = "greedy (search estimate)";
-    }
-    if (!use_ilp && !force)
-        return 0; /* a search estimate: its time and bytes are all the selection reads */
-    /* per stage and queue at the allocation */
-    for (int s = 0; s < ns; s++) {
-        ks_stage *k = &p->stages[s];
-        int ci = choice[s];
-        k->ctas = x->cand[ci];
-        k->rate_tiles_per_s = k->cand_rate[ci];
-        k->body_s = 0;
-        for (int m = 0; m < k->nmembers; m++) {
-            const pipe_rate *r = rate_at(x, k->members[m], ci);
-            k->body_s += m == 0 ? r->body_s : r->compute_s;
-        }
-        k->bound = rate_at(x, k->op, ci)->bound;
-        k->limit = (k->queue_s_per_tile > 0 && k->ctas / k->queue_s_per_tile <= N / k->body_s)
-                       ? "queue"
-                       : roof_bound_name(k->bound);
-        k->latency_s = 1.0 / k->rate_tiles_per_s;
-    }
-    double qspill = p->queue_storage_bytes > 0 && p->spilled_bytes > 0
-                        ? q_spill_frac((double)p->queue_storage_bytes, l2cap)
-                        : 0;
-    for (int q = 0; q < p->nqueues; q++) {
-        ks_queue *u = &p->queues[q];
-        u->depth = Q_DEPTH_DEFAULT;
-        u->storage_bytes = (int64_t)Q_DEPTH_DEFAULT * u->payload_bytes * p->stages[u->producer_stage].ctas;
-        u->spill_frac = qspill;
-        u->spilled = qspill > 0;
-        u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, clk) / 1e9;
-    }
+    tp->ip = ip;
     return 0;
 }
 
-int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force, arena *a,
-               ks_pipeline *p)
+/* The time of an allocation at a tile plan with everything the mapper leaves out: setup, queue
+ * hops, barriers, ring spills. Fills p's totals and per-stage fields when `final`. */
+static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_plan *tp,
+                     const int *choice, int final)
+{
+    const hw_gpu *hw = x->hw;
+    double clk = x->c.clock_MHz;
+    double N = tp->N, inflight = roof_inflight_full(hw);
+    double l2_Bps = roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+    double dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
+    double fill = 0, l2_once = 0, dram_once = 0, storage = 0, period = 0;
+    double l2_tile = 0, dram_tile = (d->ext_read + d->ext_write) / N;
+    int bott = -1;
+    for (int s = 0; s < p->nstages; s++) {
+        stage_eval e;
+        int c = tp->ist[s].cand_ctas[choice[s]];
+        stage_at(x, p, d, s, c, tp->tm, &e);
+        fill += e.fill_s;
+        l2_once += e.l2_once;
+        dram_once += e.dram_once;
+        l2_tile += e.l2_tile;
+        dram_tile += e.dram_tile;
+        storage += e.queue_bytes;
+        if (e.period_s > period) {
+            period = e.period_s;
+            bott = s;
+        }
+        if (final) {
+            ks_stage *st = &p->stages[s];
+            st->choice = choice[s];
+            st->ctas = c;
+            st->groups = e.groups;
+            st->split = e.split;
+            st->period_s = e.period_s;
+            st->compute_s = e.compute_s;
+            st->port_s = e.port_s;
+            st->queue_s = e.queue_s;
+            st->fill_s = e.fill_s;
+            st->limit = e.limit;
+            st->l2_bytes_per_tile = e.l2_tile;
+            st->dram_bytes_per_tile = e.dram_tile;
+            st->bcast_bytes = d->io[s].bcast_bytes;
+            st->bcast_resident = e.resident;
+            st->bcast_in_l2 = e.in_l2;
+            st->acc_bytes_per_cta = e.acc_per_cta;
+            st->acc_spills = e.spills;
+        }
+    }
+    /* rings beyond the persisting-L2 budget spill: their share of every tile's queue traffic is
+     * written to and read back from DRAM */
+    double budget = hw_l2_persist_bytes(hw);
+    double spill = q_spill_frac(storage, budget);
+    double spill_tile = spill * 2.0 * d->queue_tile_bytes_total / N;
+    dram_tile += spill_tile;
+    const char *bname = bott >= 0 ? x->g->op[p->stages[bott].op].name : "none";
+    if (l2_tile / l2_Bps > period) {
+        period = l2_tile / l2_Bps;
+        bott = -1;
+        bname = "l2";
+    }
+    if (dram_tile / dram_Bps > period) {
+        period = dram_tile / dram_Bps;
+        bott = -1;
+        bname = "dram";
+    }
+    double hops = 0;
+    for (int q = 0; q < p->nqueues; q++) {
+        double tile = (double)x->g->t[p->queues[q].tensor].bytes / N;
+        hops += q_tile_s(hw, fmin(tile, Q_PAYLOAD_MAX_BYTES), clk);
+    }
+    double setup = fmax(l2_once / l2_Bps, dram_once / dram_Bps);
+    double launch = cost_launch_s(hw, &x->c);
+    double lat = hw->dram_latency_ns * 1e-9;
+    double time = launch + lat + setup + fill + hops + (double)(p->barriers + 1) * (N - 1) * period;
+    if (final) {
+        p->tile_rows = tp->tm;
+        p->tiles = (int64_t)N;
+        p->period_s = period;
+        p->throughput_tiles_per_s = period > 0 ? 1.0 / period : 0;
+        p->bottleneck_stage = bott;
+        p->bottleneck = bname;
+        p->fill_s = fill + hops;
+        p->setup_s = setup;
+        p->time_s = time;
+        p->l2_bytes_per_tile = l2_tile;
+        p->dram_bytes_per_tile = dram_tile;
+        p->l2_bytes = (int64_t)(l2_tile * N + l2_once);
+        double weights_rd = 0;
+        for (int s = 0; s < p->nstages; s++)
+            weights_rd += p->stages[s].dram_bytes_per_tile * N;
+        p->weight_reread_bytes = (int64_t)fmax(0.0, weights_rd - (double)p->weight_bytes);
+        p->dram_read_bytes = (int64_t)(d->ext_read + dram_once + weights_rd + spill_tile * N / 2);
+        p->dram_write_bytes = (int64_t)(d->ext_write + d->reduce_write + spill_tile * N / 2);
+        p->queue_storage_bytes = (int64_t)storage;
+        p->queue_budget_bytes = (int64_t)budget;
+        p->spilled_bytes = (int64_t)(spill_tile * N);
+        p->ext_read_bytes = (int64_t)d->ext_read;
+        p->ext_write_bytes = (int64_t)(d->ext_write + d->reduce_write);
+        p->queue_traffic_bytes = (int64_t)d->queue_tile_bytes_total;
+        for (int q = 0; q < p->nqueues; q++) {
+            ks_queue *u = &p->queues[q];
+            const ks_stage *ps = &p->stages[u->producer_stage];
+            int cols = (ps->ctas + ps->groups - 1) / ps->groups;
+            u->tile_bytes = (int64_t)((double)x->g->t[u->tensor].bytes / N);
+            double share = ps->split == KS_SPLIT_REDUCE ? (double)u->tile_bytes
+                                                        : (double)u->tile_bytes / cols;
+            u->payload_bytes = (int64_t)fmax(1.0, fmin(share, Q_PAYLOAD_MAX_BYTES));
+            u->storage_bytes = (int64_t)((double)u->depth * (double)u->tile_bytes * ps->groups);
+            u->spill_frac = spill;
+            u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, clk) / 1e9;
+        }
+    }
+    return time;
+}
+
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
+               int64_t force_tile_rows, arena *a, ks_pipeline *p)
 {
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
-    return design(x, p, force, a) || map(x, p, use_ilp, force, a) ? -1 : 0;
+    design d;
+    memset(&d, 0, sizeof d);
+    if (design_stages(x, p, &d, a))
+        return -1;
+    int ns = p->nstages;
+    /* the tile height is picked on the coarser grid; the MILP then maps that height over every
+     * CTA count */
+    const int *cand = force ? x->cand : x->search_cand;
+    int ncand = force ? x->ncand : x->search_ncand;
+    int *choice = arena_calloc(a, (size_t)ns + 1, sizeof(int));
+    int *best_choice = arena_calloc(a, (size_t)ns + 1, sizeof(int));
+    if (!choice || !best_choice)
+        return -1;
+    /* tile heights: the exact search picks the fastest; the ILP then maps that one */
+    tile_plan best;
+    memset(&best, 0, sizeof best);
+    double best_t = INFINITY;
+    /* the default height first; an estimate far from its budget tries no other */
+    int64_t order[3] = {Q_TILE_ROWS, PIPE_TILE_ROWS_MIN, PIPE_TILE_ROWS_MAX};
+    for (int oi = 0; oi < 3; oi++) {
+        int64_t tm = order[oi];
+        if (force_tile_rows > 0 && tm != force_tile_rows)
+            continue;
+        if (oi > 0 && !use_ilp && !force && x->search_budget_s > 0 &&
+            best_t > PIPE_SEARCH_SLACK * x->search_budget_s)
+            break;
+        if (tm > PIPE_TILE_ROWS_MIN && cdiv64(p->stream_rows, tm / 2) == 1)
+            continue; /* one tile already at half the height */
+        tile_plan tp;
+        if (plan_tiles(x, p, &d, tm, cand, ncand, force, a, &tp))
+            return -1;
+        double t;
+        if (force) {
+            memset(choice, 0, (size_t)ns * sizeof *choice);
+            t = finish(x, p, &d, &tp, choice, 0);
+        } else {
+            if ((use_ilp ? ilp_exact(&tp.ip, choice) : ilp_estimate(&tp.ip, choice)) < 0)
+                continue;
+            t = finish(x, p, &d, &tp, choice, 0);
+        }
+        if (t < best_t) {
+            best_t = t;
+            best = tp;
+            memcpy(best_choice, choice, (size_t)ns * sizeof *choice);
+        }
+    }
+    if (!isfinite(best_t)) { /* nothing fits (smem, registers): one CTA each at the first height */
+        tile_plan tp;
+        if (plan_tiles(x, p, &d, force_tile_rows > 0 ? force_tile_rows : Q_TILE_ROWS, cand, ncand,
+                       force, a, &tp))
+            return -1;
+        best = tp;
+        memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+        p->ilp_status = ILP_INFEASIBLE;
+        p->ilp_fallback = 1;
+        p->ilp_status_name = "infeasible (one CTA per stage)";
+        finish(x, p, &d, &best, best_choice, 1);
+        return 0;
+    }
+    if (use_ilp && !force) { /* the chosen height over every CTA count 1..#SMs */
+        tile_plan tp;
+        if (plan_tiles(x, p, &d, best.tm, x->cand, x->ncand, NULL, a, &tp))
+            return -1;
+        best = tp; /* ilp_solve below starts from the exact search on these candidates */
+        best_t = INFINITY;
+        if (use_ilp == PIPE_EXACT) { /* the exact search alone, no MILP */
+            if (ilp_exact(&best.ip, best_choice) < 0)
+                memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+            use_ilp = 0;
+        }
+    }
+    /* the per-stage candidate arrays must be the chosen plan's */
+    for (int s = 0; s < ns; s++) {
+        ks_stage *st = &p->stages[s];
+        const ilp_stage *is = &best.ist[s];
+        st->cand_period_s = (double *)is->period_s;
+        st->cand_l2_bytes = (double *)is->l2_bytes;
+        st->cand_dram_bytes = (double *)is->dram_bytes;
+        st->cand_fill_s = (double *)is->fill_s;
+        st->cand_queue_bytes = (double *)is->queue_bytes;
+    }
+    if (force) {
+        p->ilp_status = ILP_EXACT;
+        p->ilp_fallback = 0;
+        p->ilp_status_name = "imposed";
+    } else if (use_ilp) {
+        ilp_solution sol;
+        memset(&sol, 0, sizeof sol);
+        sol.choice = choice;
+        if (ilp_solve(&best.ip, &sol) == 0)
+            memcpy(best_choice, choice, (size_t)ns * sizeof *choice);
+        else /* nothing fits on the full candidates: one CTA per stage */
+            memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+        p->ilp_status = sol.status;
+        p->ilp_fallback = sol.fallback;
+        p->ilp_status_name = ilp_status_name(sol.status);
+        p->ilp_objective_s = sol.time_s;
+        p->ilp_bound_s = sol.bound_s;
+        p->ilp_gap = sol.gap;
+    } else {
+        p->ilp_status = ILP_EXACT;
+        p->ilp_fallback = 1;
+        p->ilp_status_name = "exact search (selection estimate)";
+    }
+    finish(x, p, &d, &best, best_choice, 1);
+    return 0;
 }
 
-/* Candidate CTA counts: 1, 2, 3, 4, 6, 8, 12, ... (powers of two and three times them) plus the
- * divisors sm/2, sm/3, sm/4 and sm itself, ascending. */
-static void candidates(pipe_env *x, int S)
+int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
+                  int *nstages)
 {
-    int v[3 * PIPE_MAX_CAND], n = 0;
-    for (int b = 1; b <= S && n < 2 * PIPE_MAX_CAND - 4; b *= 2) {
+    const hw_gpu *hw = x->hw;
+    ks_pipeline p;
+    memset(&p, 0, sizeof p);
+    p.first_op = first;
+    p.last_op = last;
+    design d;
+    memset(&d, 0, sizeof d);
+    if (design_stages(x, &p, &d, a))
+        return -1;
+    *nstages = p.nstages;
+    int ns = p.nstages;
+    int64_t tm = Q_TILE_ROWS;
+    double N = (double)cdiv64(p.stream_rows, tm), clk = x->c.clock_MHz;
+    int S = hw->sm_count < PIPE_MAX_CAND ? hw->sm_count : PIPE_MAX_CAND;
+    double *wk = arena_calloc(a, (size_t)ns + 1, sizeof(double));
+    if (!wk)
+        return -1;
+    /* pass 1: each stage's CTA-seconds per tile - the cheaper of one CTA and all SMs (spilled
+     * accumulators or non-resident slices at one CTA vanish with more) */
+    double work[2] = {0, 0};
+    tile_plan ends; /* every stage at 1 and at #SMs CTAs, through the stage cache */
+    if (plan_tiles(x, &p, &d, tm, x->est_cand, 2, NULL, a, &ends))
+        return -1;
+    for (int s = 0; s < ns; s++) {
+        const double *per = ends.ist[s].period_s;
+        wk[s] = fmin(per[0], per[1] * S);
+        work[x->scheduler_shared ? 0 : p.stages[s].tensor] += wk[s];
+    }
+    /* pass 2: each stage at its share of its pool, as a balanced allocation gives it */
+    double floor_s = 0, l2 = 0, dram = (d.ext_read + d.ext_write) / N, fill = 0, dram_once = 0;
+    double storage = 0;
+    for (int s = 0; s < ns; s++) {
+        double pool = work[x->scheduler_shared ? 0 : p.stages[s].tensor];
+        int c = pool > 0 ? (int)lround(S * wk[s] / pool) : 1;
+        c = c < 1 ? 1 : c > S ? S : c;
+        stage_eval e;
+        stage_at(x, &p, &d, s, c, tm, &e);
+        if (e.period_s > floor_s)
+            floor_s = e.period_s;
+        l2 += e.l2_tile;
+        dram += e.dram_tile;
+        dram_once += e.dram_once;
+        fill += e.fill_s;
+        storage += e.queue_bytes;
+    }
+    double inflight = roof_inflight_full(hw);
+    double P = fmax(floor_s, fmax(work[0], work[1]) / S);
+    P = fmax(P, l2 / roof_l2_Bps(hw, hw->sm_count, inflight, clk));
+    double spill = q_spill_frac(storage, hw_l2_persist_bytes(hw));
+    dram += spill * 2.0 * d.queue_tile_bytes_total / N;
+    P = fmax(P, dram / roof_dram_Bps(hw, hw->sm_count, inflight));
+    *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
+              (double)(p.barriers + 1) * (N - 1) * P;
+    *dram_bytes = (int64_t)(dram * N + dram_once + d.reduce_write);
+    return 0;
+}
+
+/* The selection search's coarser grid: 1, 2, 3, 4, 6, 8, 12, ... (powers of two and three times
+ * them) plus sm/4, sm/3, sm/2 and sm itself, ascending. */
+static void search_candidates(pipe_env *x, int S)
+{
+    int v[3 * 64], n = 0;
+    for (int b = 1; b <= S && n < 120; b *= 2) {
         v[n++] = b;
-        if (3 * b <= S && b > 0)
+        if (3 * b <= S)
             v[n++] = 3 * b;
     }
     v[n++] = S;
@@ -446,19 +942,17 @@ static void candidates(pipe_env *x, int S)
         v[n++] = S / 3;
     if (S / 4 >= 1)
         v[n++] = S / 4;
-    /* sort, dedupe */
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
             int t = v[j];
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
-    x->ncand = 0;
-    for (int i = 0; i < n && x->ncand < PIPE_MAX_CAND; i++)
-        if (v[i] >= 1 && v[i] <= S && (x->ncand == 0 || x->cand[x->ncand - 1] != v[i]))
-            x->cand[x->ncand++] = v[i];
-    if (x->cand[x->ncand - 1] != S) /* S must stay the last candidate */
-        x->cand[x->ncand - 1] = S;
+    x->search_ncand = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] >= 1 && v[i] <= S &&
+            (x->search_ncand == 0 || x->search_cand[x->search_ncand - 1] != v[i]))
+            x->search_cand[x->search_ncand++] = v[i];
 }
 
 int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_work *w,
@@ -471,17 +965,39 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->c = *c;
     x->scheduler_shared = scheduler_shared;
     x->ilp_time_limit_s = ilp_time_limit_s;
-    candidates(x, hw->sm_count);
+    int S = hw->sm_count;
+    if (S > PIPE_MAX_CAND) /* GPUs beyond the table size: every count up to it, then the grid */
+        S = PIPE_MAX_CAND;
+    x->ncand = 0;
+    for (int k = 1; k <= S; k++)
+        x->cand[x->ncand++] = k;
+    x->est_cand[0] = 1;
+    x->est_cand[1] = S;
+    search_candidates(x, S);
     size_t n = (size_t)g->nop;
-    x->rate = arena_calloc(a, n * (size_t)x->ncand + 1, sizeof *x->rate);
+    x->rate = arena_calloc(a, n * (size_t)hw->sm_count + 1, sizeof *x->rate);
     x->smem_cta = arena_calloc(a, n + 1, sizeof(double));
     x->regs_cta = arena_calloc(a, n + 1, sizeof(double));
     x->max_reader = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
     x->must_write = arena_calloc(a, (size_t)g->ntensor + 1, 1);
     x->split_k = arena_calloc(a, n + 1, sizeof(int));
     x->root = graph_storage_map(g, a);
+    x->cache = arena_calloc(&x->cache_arena, n + 1, sizeof *x->cache);
+    /* stage bodies are the pipeline compiler's own kernels (Kitsune paper section 5), not ATen's
+     * or cuBLAS's: operands padded to aligned tiles, copies vectorized, rows packed and costed by
+     * their FLOPs (op_work.generated) */
+    x->sw = arena_calloc(a, n + 1, sizeof *x->sw);
+    if (!x->sw)
+        return -1;
+    for (int i = 0; i < g->nop; i++) {
+        x->sw[i] = w[i];
+        x->sw[i].align1 = 0;
+        x->sw[i].unaligned = 0;
+        if (w[i].kind != OPK_GEMM && w[i].kind != OPK_ATTN)
+            x->sw[i].generated = 1;
+    }
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
-        !x->split_k || !x->root)
+        !x->split_k || !x->root || !x->cache)
         return -1;
     double regs_per_thread = hw->registers_per_sm_KiB * 1024.0 / hw->max_threads_per_sm;
     for (int i = 0; i < g->nop; i++) {
@@ -508,5 +1024,34 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
                 x->max_reader[rt] = i;
         }
     }
+    /* readers of every storage tensor, ascending (an op reading it twice listed twice) */
+    x->rd_start = arena_calloc(a, (size_t)g->ntensor + 2, sizeof(int));
+    if (!x->rd_start)
+        return -1;
+    int nrd = 0;
+    for (int i = 0; i < g->nop; i++)
+        if (w[i].kind != OPK_FREE)
+            for (int j = 0; j < g->op[i].nin; j++) {
+                x->rd_start[x->root[g->op[i].in[j]] + 1]++;
+                nrd++;
+            }
+    for (int t = 0; t < g->ntensor; t++)
+        x->rd_start[t + 1] += x->rd_start[t];
+    x->rd_op = arena_calloc(a, (size_t)nrd + 1, sizeof(int));
+    int *fillp = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
+    if (!x->rd_op || !fillp)
+        return -1;
+    for (int i = 0; i < g->nop; i++)
+        if (w[i].kind != OPK_FREE)
+            for (int j = 0; j < g->op[i].nin; j++) {
+                int rt = x->root[g->op[i].in[j]];
+                x->rd_op[x->rd_start[rt] + fillp[rt]++] = i;
+            }
     return 0;
+}
+
+void pipe_env_release(pipe_env *x)
+{
+    arena_free(&x->cache_arena);
+    x->cache = NULL;
 }

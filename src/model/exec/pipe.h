@@ -1,5 +1,5 @@
-/* pipe: one Kitsune spatial pipeline - its stages, queues, stage rates, resources, the mapping
- * of stages to SMs (ILP) and the resulting time and traffic. */
+/* pipe: one Kitsune spatial pipeline - its stages and their work split, queues, per-tile time and
+ * traffic, the mapping of stages to SMs (ilp.c) and the resulting time and traffic. */
 #ifndef KT_PIPE_H
 #define KT_PIPE_H
 #include <stdint.h>
@@ -9,39 +9,56 @@
 #include "../hw.h"
 #include "../wl.h"
 
+/** How a stage's CTAs share its work. Row: each CTA takes whole tiles (rows) and needs all of a
+ *  broadcast operand (a weight); column: the CTAs of a group take column slices of every tile
+ *  (of the output and of the weight), each reading the whole input tile (multicast); a stage of
+ *  c CTAs in g groups runs g row groups of c/g column slices (g = c: row, g = 1: column).
+ *  Reduction: the output is not row-aligned (weight gradients, bias gradients): each CTA
+ *  accumulates its slice of it over all tiles. */
+typedef enum ks_split { KS_SPLIT_ROW, KS_SPLIT_COL, KS_SPLIT_2D, KS_SPLIT_REDUCE } ks_split;
+
+/** Why a stage runs at its rate ("compute", "l2 port", "queue sync"). */
+typedef enum ks_limit { KS_LIMIT_COMPUTE, KS_LIMIT_PORT, KS_LIMIT_QUEUE } ks_limit;
+
 /** One stage: a kernel with a limited number of persistent CTAs (one per SM it is given). */
 typedef struct ks_stage {
     int op;                  /* the stage's op (graph index) */
     int nmembers;            /* op plus epilogue-fused elementwise neighbours */
     int *members;
-    int tensor;              /* 1: Tensor-core stage, 0: SIMT stage */
+    int tensor;              /* 1: Tensor-core stage, 0: SIMT stage (which SM pool it draws) */
+    /* at the chosen allocation */
     int ctas;                /* CTAs = SMs of its pool it occupies */
-    double rate_tiles_per_s; /* throughput at ctas: min(tiles / body_s, ctas / queue_s_per_tile) */
-    double body_s;           /* the op's (and epilogues') work on ctas SMs */
-    double queue_s_per_tile; /* one CTA's queue transfers + syncs per tile */
-    double latency_s;        /* first tile through the stage (fill) */
-    cost_bound bound;        /* bound of the op's work at ctas SMs */
-    const char *limit;       /* "compute", "l2", "dram", "latency" or "queue" */
-    int reduction_tree;      /* 1: the streamed dimension is reduced (split-K / weight gradient) */
-    /* design */
-    double queue_bytes_per_cta; /* L2 storage of the rings its CTAs produce into */
-    double reduction_s;      /* one level of its reduction tree (partial sums through a queue) */
-    double *cand_rate;       /* tiles/s at each candidate CTA count (pipe_env.cand) */
-    int choice;              /* chosen candidate */
+    int groups;              /* row groups (g); ctas / groups column slices each */
+    ks_split split;
+    double period_s;         /* seconds per tile: max(compute, port, queue) */
+    double compute_s;        /* per tile: the members' math on ctas SMs */
+    double port_s;           /* per tile: the stage's L2 bytes through ctas SM ports */
+    double queue_s;          /* per tile: queue synchronization of its CTAs */
+    double fill_s;           /* the first tile through the stage (one group's latency) */
+    ks_limit limit;
+    double l2_bytes_per_tile, dram_bytes_per_tile;
+    double bcast_bytes;      /* broadcast operand bytes (weights, non-streamed inputs) */
+    int bcast_resident;      /* 1: each CTA keeps its slice in shared memory across tiles */
+    int bcast_in_l2;         /* 1: not resident but stays in L2 (DRAM once) */
+    double acc_bytes_per_cta;/* reduction: the CTA's slice of the output (fp32) */
+    int acc_spills;          /* reduction: the slice does not fit on chip, spilled every tile */
+    /* design: per candidate CTA count (pipe_env.cand), for the mapper */
+    double *cand_period_s, *cand_l2_bytes, *cand_dram_bytes, *cand_fill_s, *cand_queue_bytes;
+    int *cand_groups;
+    int choice;              /* chosen candidate index */
 } ks_stage;
 
-/** One ring queue (per producer CTA) carrying a tensor between stages. */
+/** One queue: a tensor streamed between stages through rings in L2. */
 typedef struct ks_queue {
-    int tensor;              /* graph tensor carried */
+    int tensor;              /* graph tensor carried (storage root) */
     int producer_stage;
-    int nconsumers;          /* > 1: multicast */
-    int64_t payload_bytes;
+    int nconsumers;          /* > 1: multicast to several stages */
+    int64_t tile_bytes;      /* bytes of one tile of the tensor */
+    int64_t payload_bytes;   /* one transfer (a producer CTA's share of a tile, <= 1 MiB) */
     int depth;
-    int transfers_per_tile;
-    int64_t storage_bytes;   /* depth x payload x producer CTAs */
-    double spill_frac;       /* part of the storage that does not fit L2 */
-    int spilled;             /* spill_frac > 0: queue traffic goes to DRAM for that part */
-    double eff_bandwidth_GBps; /* one queue's effective bandwidth at this payload */
+    int64_t storage_bytes;   /* depth x tile share x producer CTAs at the chosen allocation */
+    double spill_frac;       /* part of the storage beyond the queue budget (goes to DRAM) */
+    double eff_bandwidth_GBps; /* one transfer stream's effective bandwidth at this payload */
 } ks_queue;
 
 typedef struct ks_pipeline {
@@ -50,30 +67,35 @@ typedef struct ks_pipeline {
     ks_stage *stages;
     int nqueues;
     ks_queue *queues;
-    int64_t stream_rows;     /* streamed dimension (rows of the largest activation) */
-    int64_t tiles;           /* ceil(stream_rows / Q_TILE_ROWS) */
+    int64_t stream_rows;     /* streamed dimension M (rows of the largest activation) */
+    int64_t tile_rows;       /* rows per tile (chosen: the fastest of PIPE_TILE_ROWS_*) */
+    int64_t tiles;           /* ceil(M / tile_rows) */
+    int barriers;            /* in-pipeline tensors that are not streamed (consumers wait) */
+    double period_s;         /* seconds per tile in steady state */
     double throughput_tiles_per_s;
-    double dram_bound_tiles_per_s, l2_bound_tiles_per_s; /* bandwidth bounds (0 = none) */
     int bottleneck_stage;    /* -1 when a bandwidth bound limits */
     const char *bottleneck;  /* stage op name, "dram" or "l2" */
-    double fill_s, time_s;
+    double fill_s, setup_s, time_s;
     int64_t dram_read_bytes, dram_write_bytes, l2_bytes, flops;
-    int64_t queue_storage_bytes, spilled_bytes, weight_bytes, weight_reread_bytes;
+    double l2_bytes_per_tile, dram_bytes_per_tile; /* steady state, all stages */
+    int64_t queue_storage_bytes, queue_budget_bytes, spilled_bytes;
+    int64_t weight_bytes, weight_reread_bytes;
     int ilp_status, ilp_fallback;
     const char *ilp_status_name;
-    double ilp_objective_tiles_per_s, ilp_bound_tiles_per_s, ilp_gap;
+    double ilp_objective_s, ilp_bound_s, ilp_gap;
     /* design totals */
     int64_t ext_read_bytes, ext_write_bytes, queue_traffic_bytes;
 } ks_pipeline;
 
-/** Candidate CTA counts per stage at most. */
-enum { PIPE_MAX_CAND = 24 };
+/** Candidate CTA counts per stage at most (every count 1..#SMs for GPUs up to this size). */
+enum { PIPE_MAX_CAND = 256 };
+/** Tile heights tried (rows of the streamed dimension per tile). */
+enum { PIPE_TILE_ROWS_MIN = 64, PIPE_TILE_ROWS_MAX = 256 };
 
-/** Per-op stage rate at one candidate CTA count (cached across the pipelines of a run). */
+/** Per-op work on c persistent CTAs (cached across the pipelines of a run). */
 typedef struct pipe_rate {
-    double body_s, compute_s;
-    int64_t l2_bytes, extra_dram;
-    cost_bound bound;
+    double compute_s;        /* math of the whole op on c SMs */
+    double l2_bytes;         /* the op's own L2 traffic as a standalone kernel (attention) */
     int done;
 } pipe_rate;
 
@@ -83,27 +105,55 @@ typedef struct pipe_env {
     const hw_gpu *hw;
     const wl_graph *g;
     const op_work *w;
+    op_work *sw;             /* per op: its work as a pipeline stage body (no library quirks) */
     cost_ctx c;
     int scheduler_shared;    /* one SM pool for SIMT and Tensor stages (ablation) */
     double ilp_time_limit_s;
-    int ncand, cand[PIPE_MAX_CAND];
-    pipe_rate *rate;         /* [nop][ncand] */
+    int ncand, cand[PIPE_MAX_CAND]; /* candidate CTA counts (all of 1..#SMs, or a grid) */
+    int search_ncand, search_cand[PIPE_MAX_CAND]; /* the selection search's coarser grid */
+    int est_cand[2];         /* {1, #SMs}: the fluid estimate's two ends */
+    double search_budget_s;  /* estimates: other tile heights are tried only when the default
+                                one is within PIPE_SEARCH_SLACK of this (0: always) */
+    pipe_rate *rate;         /* [op - rate_first_op][#SMs] by CTA count */
+    int rate_first_op;       /* first op the rate table covers (0: the whole graph) */
     double *smem_cta, *regs_cta;
     int *split_k;            /* per op: split-K of its bsp kernel */
     int64_t **miss;          /* per op, per input: bytes missing L2 in the run (NULL: all) */
     int *root;               /* per tensor: the tensor owning its storage (graph_storage) */
     int *max_reader;         /* per storage tensor: last op reading it */
+    int *rd_start, *rd_op;   /* per storage tensor: the kernel ops reading it, ascending (CSR) */
     unsigned char *must_write; /* per storage tensor: graph output or saved activation */
+    /* stage evaluations the selection search reuses across segments (per op; NULL: no cache) */
+    struct pipe_cache_entry **cache;
+    arena cache_arena;       /* owns the cache: pipe_env_release frees it */
 } pipe_env;
 
-/** Prepare designing pipelines over g (allocated in a). 0, or -1 when memory runs out. */
+/** Prepare designing pipelines over g (allocated in a, the stage cache in its own arena).
+ *  0, or -1 when memory runs out. */
 int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_work *w,
                   const cost_ctx *c, int scheduler_shared, double ilp_time_limit_s, arena *a);
-/** Design ops first..last as one pipeline (stages, queues, per-candidate rates) and map it:
- *  use_ilp 1 solves the mapping ILP (ilp.c), 0 takes the greedy allocation (a cheap estimate
- *  for the selection search); force (NULL, or per stage an index into x->cand) imposes an
- *  allocation instead. Everything in p is allocated in a. 0, or -1 (out of memory). */
-int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force, arena *a,
-               ks_pipeline *p);
+/** Free the stage cache (a copy of x made for later re-evaluations must have cache NULL). */
+void pipe_env_release(pipe_env *x);
+/** use_ilp of pipe_build: the exact search over every CTA count, without the MILP. */
+enum { PIPE_EXACT = 2 };
+/** Design ops first..last as one pipeline (stages, splits, queues, per-candidate period, traffic
+ *  and fill at each tile height) and map it: use_ilp 1 solves the mapping ILP over every CTA
+ *  count 1..#SMs (ilp.c), PIPE_EXACT takes the exact search over them, 0 the estimate over the
+ *  coarser grid (the selection search's); force (NULL, or per stage a CTA count) imposes an
+ *  allocation instead, at tile height force_tile_rows (0: choose). Everything in p is allocated
+ *  in a. 0, or -1 (out of memory). */
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
+               int64_t force_tile_rows, arena *a, ks_pipeline *p);
+/** The selection search's estimate of ops first..last as a pipeline, fluid in the CTA counts:
+ *  every stage's work per tile at one CTA over the SMs of its pool, the pipeline's L2 and DRAM
+ *  bytes per tile (at all SMs) over their bandwidths, whichever is longest, plus the stages'
+ *  fill; O(stages), no mapping. *time_s, *dram_bytes (read + written) and *nstages. 0, or -1
+ *  (memory; scratch allocated in a). */
+int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
+                  int *nstages);
+/** "row", "column", "row x column", "reduction". */
+const char *ks_split_name(ks_split s);
+/** "compute", "l2 port", "queue sync". */
+const char *ks_limit_name(ks_limit l);
 
 #endif

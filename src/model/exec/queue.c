@@ -15,6 +15,8 @@
 
 double q_cta_Bps(const hw_gpu *g, double clock_MHz)
 {
+    if (g->queue_cta_bytes_per_clk > 0) /* a per-SM port: does not shrink as SMs are added */
+        return g->queue_cta_bytes_per_clk * clock_MHz * 1e6;
     return g->l2_bandwidth_GBps * 1e9 * g->l2_frac * (clock_MHz / g->clock_MHz) / g->sm_count;
 }
 

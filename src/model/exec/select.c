@@ -19,9 +19,9 @@ int sel_valid(const wl_graph *g, const op_work *w, int first, int last)
     if (w[first].kind == OPK_FREE || w[last].kind == OPK_FREE)
         return 0;
     int len = last - first + 1, kernels = 0;
-    if (len > 4 * SEL_MAX_SEGMENT_OPS)
+    if (len > SEL_MAX_VALID_OPS)
         return 0;
-    int parent[4 * SEL_MAX_SEGMENT_OPS];
+    int parent[SEL_MAX_VALID_OPS];
     for (int k = 0; k < len; k++)
         parent[k] = k;
     for (int i = first; i <= last; i++) {
@@ -127,7 +127,7 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
         const wl_op *o = &g->op[i];
         if (w[i].kind == OPK_FREE) {
             if (first >= 0 && consumes_from(g, i, first, last) &&
-                i - first < 4 * SEL_MAX_SEGMENT_OPS)
+                i - first < SEL_MAX_SEGMENT_OPS)
                 last = i;
             else if (first >= 0) {
                 n = close_seg(g, w, bsp_split_k, first, last, out, n, max);
@@ -143,7 +143,7 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
             first = -1;
             continue;
         }
-        if (first >= 0 && consumes_from(g, i, first, last) && i - first < 4 * SEL_MAX_SEGMENT_OPS) {
+        if (first >= 0 && consumes_from(g, i, first, last) && i - first < SEL_MAX_SEGMENT_OPS) {
             last = i;
             continue;
         }
@@ -157,15 +157,16 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
 }
 
 int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int max_len,
-               sel_cost_fn cost, void *ctx, arena *a, sel_seg *out, int max, double *best_s)
+               sel_cost_fn cost, sel_cost_fn lb, void *ctx, arena *a, sel_seg *out, int max,
+               double *best_s)
 {
     int n = g->nop;
     double *best = arena_calloc(a, (size_t)n + 1, sizeof *best);
     int *from = arena_calloc(a, (size_t)n + 1, sizeof *from);
     if (!best || !from)
         return -1;
-    if (max_len > 4 * SEL_MAX_SEGMENT_OPS)
-        max_len = 4 * SEL_MAX_SEGMENT_OPS;
+    if (max_len > SEL_MAX_VALID_OPS)
+        max_len = SEL_MAX_VALID_OPS;
     best[0] = 0;
     for (int i = 1; i <= n; i++) {
         best[i] = best[i - 1] + rest_s[i - 1];
@@ -176,9 +177,20 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
         for (int j = end - 1; j >= 0 && end - j + 1 <= max_len; j--) {
             if (op_is_index(g->op[j].type))
                 break;
+            /* beyond SEL_SEARCH_DENSE_OPS ops, lengths grow geometrically (x 1.25) */
+            int len = end - j + 1;
+            if (len > SEL_SEARCH_DENSE_OPS) {
+                int l = SEL_SEARCH_DENSE_OPS;
+                while (l < len)
+                    l += l / 4;
+                if (l != len)
+                    continue;
+            }
+            if (lb && best[j] + lb(ctx, j, end, 0) >= best[i])
+                continue;
             if (!sel_valid(g, w, j, end))
                 continue;
-            double c = cost(ctx, j, end);
+            double c = cost(ctx, j, end, best[i] - best[j]);
             if (c >= 0 && best[j] + c < best[i]) {
                 best[i] = best[j] + c;
                 from[i] = j;

@@ -16,9 +16,15 @@ typedef struct sel_seg {
  *  SMs is "bulk-sync friendly" and left out of pattern pipelines. Kitsune paper section 6: Llama
  *  ctx subgraphs, already above 50% of peak compute, gain only 4-8% from pipelining. */
 #define SEL_BSP_FRIENDLY_SM_UTIL 0.5
-/** Longest segment (ops, views included) the search considers (bounds its cost; the paper's
- *  largest pipelines have about this many stages). */
-enum { SEL_MAX_SEGMENT_OPS = 16 };
+/** Longest segment (ops, views included) the pattern rules grow (the search takes its own
+ *  bound, by default the whole graph). */
+enum { SEL_MAX_SEGMENT_OPS = 64 };
+/** The search tries every segment length up to this many ops, and lengths growing by a quarter
+ *  beyond (16, 20, 25, 31, ...): O(ops x log ops) segments. */
+enum { SEL_SEARCH_DENSE_OPS = 16 };
+/** Longest segment sel_valid accepts (ops, views included): its connectivity check's buffer.
+ *  No shipped graph comes near it; `map` reports a pipeline that reaches it. */
+enum { SEL_MAX_VALID_OPS = 256 };
 
 /** 1 when ops first..last may form a pipeline: no index op (gather, embedding, scatter,
  *  index_copy), at least two kernel ops (free views do not count), first and last are kernel ops,
@@ -33,13 +39,17 @@ int sel_valid(const wl_graph *g, const op_work *w, int first, int last);
  *  max segments into out; returns the count. */
 int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
                  const int *bsp_split_k, sel_seg *out, int max);
-/** Time in seconds of ops first..last as one pipeline, or < 0 when it cannot be one. */
-typedef double (*sel_cost_fn)(void *ctx, int first, int last);
+/** Time in seconds of ops first..last as one pipeline, or < 0 when it cannot be one; budget_s:
+ *  the time it must beat to matter (the cost may stop refining beyond it). */
+typedef double (*sel_cost_fn)(void *ctx, int first, int last, double budget_s);
 /** Model-driven search: dynamic programming over the topological order,
  *  best[i] = min(best[i-1] + rest_s[i-1], min_j best[j] + cost(j, i-1)) over valid segments of at
- *  most max_len ops. Returns the number of chosen segments (into out, up to max) or -1 when out of
- *  memory; *best_s is the predicted total. */
+ *  most max_len ops. lb (may be NULL) bounds cost from below cheaply: a segment whose bound cannot
+ *  improve best[i] is not costed (branch and bound; the result is the same). Returns the number of
+ *  chosen segments (into out, up to max) or -1 when out of memory; *best_s is the predicted
+ *  total. */
 int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int max_len,
-               sel_cost_fn cost, void *ctx, arena *a, sel_seg *out, int max, double *best_s);
+               sel_cost_fn cost, sel_cost_fn lb, void *ctx, arena *a, sel_seg *out, int max,
+               double *best_s);
 
 #endif
