@@ -350,6 +350,60 @@ START_TEST(no_application_constants)
 }
 END_TEST
 
+/* map --why: explaining the candidates changes no result, every chosen pipeline is among them,
+ * and a candidate that is not pipelined says why. */
+START_TEST(why_explains_without_changing_the_result)
+{
+    hw_gpu hw = a100();
+    const char *WL[] = {"dlrm", "nerf"};
+    for (size_t k = 0; k < sizeof WL / sizeof WL[0]; k++)
+        for (int why = 0; why <= 1; why++) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, WL[k]);
+            static double t0;
+            arena a = {0};
+            wl_graph g;
+            kt_err e;
+            err_clear(&e);
+            ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+            kt_opts o;
+            kt_opts_default(&o);
+            o.exec_mask = EXEC_KITSUNE;
+            o.why = why;
+            kt_run_result rr;
+            ck_assert_msg(kt_run(&hw, &g, &o, &a, &rr, &e) == 0, "%s", e.msg);
+            const ks_plan *pl = rr.res[0].extra;
+            if (!why) {
+                t0 = rr.res[0].time_s;
+                ck_assert_int_eq(pl->ncands, 0);
+                arena_free(&a);
+                continue;
+            }
+            ck_assert_double_eq(rr.res[0].time_s, t0);
+            ck_assert_int_ge(pl->ncands, pl->npipelines);
+            for (int p = 0; p < pl->npipelines; p++) {
+                int found = 0;
+                for (int i = 0; i < pl->ncands; i++) {
+                    const ks_candidate *c = &pl->cands[i];
+                    if (c->first != pl->p[p].first_op || c->last != pl->p[p].last_op)
+                        continue;
+                    found = 1;
+                    ck_assert(c->pipelined);
+                    ck_assert_int_eq(c->pipeline, p);
+                    /* the final mapping is never slower than the exact search's */
+                    ck_assert_double_le(pl->p[p].time_s, c->pipeline_s * (1 + 1e-9));
+                }
+                ck_assert_msg(found, "%s: pipe%d is not a candidate", WL[k], p);
+            }
+            for (int i = 0; i < pl->ncands; i++) {
+                ck_assert(pl->cands[i].reason[0]);
+                ck_assert_double_gt(pl->cands[i].rest_s, 0);
+            }
+            arena_free(&a);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -364,6 +418,7 @@ static Suite *suite(void)
     tcase_set_timeout(r, 120);
     tcase_add_test(r, never_more_dram_than_bsp);
     tcase_add_test(r, no_application_constants);
+    tcase_add_test(r, why_explains_without_changing_the_result);
     suite_add_tcase(s, r);
     return s;
 }

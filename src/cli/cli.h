@@ -20,7 +20,7 @@ enum {
     O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
     O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
     O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
-    O_VF = 1 << 22,
+    O_VF = 1 << 22, O_PPOL = 1 << 23, O_WHY = 1 << 24,
     O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
                O_VFBWD | O_OPTIM | O_VF)
 };

@@ -26,7 +26,8 @@ static const struct {
     {"--rest", O_REST, 1},     {"--vf-backward", O_VFBWD, 0}, {"--optimizer", O_OPTIM, 1},
     {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
     {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
-    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},
+    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1}, {"--power-policy", O_PPOL, 1},
+    {"--why", O_WHY, 0},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -193,6 +194,13 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
         case O_VFBWD:
             c->opts.vf_backward = 1;
             break;
+        case O_PPOL: {
+            int pp = kt_power_policy_parse(val);
+            if (pp < 0)
+                return bad(e, name, "expected scaled, fixed or none, got \"%s\"", val);
+            c->opts.power_policy = pp;
+            break;
+        }
         case O_VF: {
             int pol = vf_policy_parse(val);
             if (pol < 0)
@@ -209,6 +217,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
                 c->opts.optimizer = OPTIM_ADAM;
             else
                 return bad(e, name, "expected none, sgd or adam, got \"%s\"", val);
+            break;
+        case O_WHY:
+            c->opts.why = 1;
             break;
         case O_EXPLAIN:
             c->explain = 1;

@@ -25,6 +25,10 @@ static const char *const HELP =
     "  --rest vf|bsp                    how ops outside pipelines run (default vf)\n"
     "  --set NAME=VALUE  --optimizer none|sgd|adam  --vf inductor|paper|rules  --vf-backward\n"
     "  --launch graph|plain\n"
+    "  --why                            also list every candidate subgraph (paper patterns, the\n"
+    "                                   search's segments, the longest pipelinable runs): its time\n"
+    "                                   as a pipeline, the rest's time for the same ops, and why it\n"
+    "                                   was or was not pipelined\n"
     "  --format table|json|csv          output format (default table)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
     "\n"
@@ -69,9 +73,12 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 snprintf(split, sizeof split, "%dx%d", st->groups, st->ctas / st->groups);
             else
                 snprintf(split, sizeof split, "%s", ks_split_name(st->split));
-            fprintf(f, "  %-5d %-24.24s %-6s %5d %-12s %10.4g %10.4g %10.4g %10.4g %-10s  ", s,
-                    g->op[st->op].name, unit_name(st->tensor), st->ctas, split, st->period_s * 1e6,
-                    st->compute_s * 1e6, st->port_s * 1e6, st->queue_s * 1e6, ks_limit_name(st->limit));
+            /* busy: the share of the pipeline's period this stage's CTAs compute */
+            fprintf(f, "  %-5d %-24.24s %-6s %5d %-12s %10.4g %10.4g %10.4g %10.4g %4.0f%% %-10s  ",
+                    s, g->op[st->op].name, unit_name(st->tensor), st->ctas, split,
+                    st->period_s * 1e6, st->compute_s * 1e6, st->port_s * 1e6, st->queue_s * 1e6,
+                    p->period_s > 0 ? 100 * st->compute_s / p->period_s : 0,
+                    ks_limit_name(st->limit));
             for (int m = 0; m < st->nmembers; m++)
                 fprintf(f, "%s%s", m ? "+" : "", g->op[st->members[m]].name);
             if (st->bcast_bytes > 0)
@@ -99,6 +106,49 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
             }
         }
     }
+}
+
+static void why_table(FILE *f, const ks_plan *pl, const wl_graph *g)
+{
+    fprintf(f, "\ncandidates (%d): time as a pipeline vs the rest's time for the same ops\n",
+            pl->ncands);
+    fprintf(f, "  %-24s %-24s %4s %-11s %6s %12s %12s  %s\n", "first_op", "last_op", "ops",
+            "source", "stages", "pipeline_us", "rest_us", "verdict");
+    for (int i = 0; i < pl->ncands; i++) {
+        const ks_candidate *c = &pl->cands[i];
+        char pt[32];
+        if (c->pipeline_s >= 0)
+            snprintf(pt, sizeof pt, "%.2f", c->pipeline_s * 1e6);
+        else
+            snprintf(pt, sizeof pt, "-");
+        fprintf(f, "  %-24.24s %-24.24s %4d %-11s %6d %12s %12.2f  %s\n", g->op[c->first].name,
+                g->op[c->last].name, c->last - c->first + 1, c->source, c->nstages, pt,
+                c->rest_s * 1e6, c->reason);
+    }
+}
+
+static void why_json(FILE *f, const ks_plan *pl, const wl_graph *g)
+{
+    fputs(",\n \"candidates\": [", f);
+    for (int i = 0; i < pl->ncands; i++) {
+        const ks_candidate *c = &pl->cands[i];
+        fputs(i ? ",\n  " : "\n  ", f);
+        fputs("{\"first_op\": ", f);
+        out_json_str(f, g->op[c->first].name);
+        out_json_kstr(f, "last_op", g->op[c->last].name);
+        fprintf(f, ", \"ops\": %d", c->last - c->first + 1);
+        out_json_kstr(f, "source", c->source);
+        fprintf(f, ", \"stages\": %d, \"pipelined\": %s, \"pipeline\": %d, \"pipeline_time_s\": ",
+                c->nstages, c->pipelined ? "true" : "false", c->pipeline);
+        if (c->pipeline_s >= 0)
+            out_json_num(f, c->pipeline_s);
+        else
+            fputs("null", f);
+        out_json_knum(f, "rest_time_s", c->rest_s);
+        out_json_kstr(f, "reason", c->reason);
+        fputs("}", f);
+    }
+    fputs("]", f);
 }
 
 static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph *g)
@@ -195,7 +245,10 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
         }
         fputs("]}", f);
     }
-    fputs("]}\n", f);
+    fputs("]", f);
+    if (pl->cands)
+        why_json(f, pl, g);
+    fputs("}\n", f);
 }
 
 static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw, int training)
@@ -240,9 +293,11 @@ static int run(cli_ctx *x)
     } else {
         fprintf(f, "%s on %s, %s:\n", rr.g->name, x->hw.name, cli_mode_name(c->opts.training));
         table(f, r, pl, rr.g);
+        if (pl->cands)
+            why_table(f, pl, rr.g);
     }
     return 0;
 }
 
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
-                             HELP, O_MODEL | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};
+                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY, CMD_HW | CMD_OUT, run};

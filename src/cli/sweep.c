@@ -39,6 +39,10 @@ static const char *const HELP =
     "  -o FILE                          write FILE atomically; rows go to FILE.partial first\n"
     "  --resume                         with -o: keep the finished points of FILE.partial\n"
     "  --progress                       progress bar even when stderr is not a terminal\n"
+    "  --power-policy scaled|fixed|none power of a part with another sm_count than the file's:\n"
+    "                                   scaled (default) multiplies TDP, static and idle power\n"
+    "                                   by SMs / the file's SMs; fixed keeps the file's TDP; none\n"
+    "                                   lifts the board limit (columns power_policy, tdp_W)\n"
     "  --set, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
     "  --vf-backward\n"
     "                                   as for predict\n"
@@ -247,7 +251,8 @@ static void write_header(FILE *f, const sw_ctx *x)
     for (int k = 0; k < x->nvary; k++)
         fprintf(f, ",%s", x->vary[k].name);
     fputs(",exec,time_s,speedup_vs_bsp,speedup_vs_vf,flops,dram_read_bytes,dram_write_bytes,"
-          "dram_bytes,energy_J,avg_power_W,clock_MHz,kernels,ops_total,ops_covered",
+          "dram_bytes,energy_J,avg_power_W,clock_MHz,kernels,ops_total,ops_covered,power_policy,"
+          "tdp_W",
           f);
     if (x->c->opts.power_cap_W > 0)
         fputs(",power_cap_W,capped_time_s,capped_energy_J,capped_avg_power_W,capped_clock_MHz,"
@@ -291,6 +296,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
     kt_run_result rr;
     kt_opts o = c->opts;
     o.training = b->training;
+    o.power_ref_sm_count = x->hw->sm_count; /* the swept file's power fields describe its SMs */
     int rc = wl_from_json(b->root, b->file, sets, nsets, b->training, &ts->a, &g, e) ||
              kt_run(hw, &g, &o, &ts->a, &rr, e);
     if (rc) {
@@ -322,7 +328,9 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
         csv_num(f, r->energy_J);
         csv_num(f, r->avg_power_W);
         csv_num(f, r->clock_MHz);
-        fprintf(f, ",%d,%d,%d", r->kernels, r->ops_total, r->ops_covered);
+        fprintf(f, ",%d,%d,%d,%s", r->kernels, r->ops_total, r->ops_covered,
+                kt_power_policy_name(o.power_policy));
+        csv_num(f, kt_power_hw(hw, &o).tdp_W);
         if (o.power_cap_W > 0) {
             csv_num(f, o.power_cap_W);
             csv_num(f, cap[s]->time_s);
@@ -734,4 +742,4 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_sweep = {
     "sweep", "design-space sweep over hardware fields and workload parameters (CSV)", HELP,
-    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS, 0, run};
+    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS | O_PPOL, 0, run};

@@ -10,6 +10,33 @@
 #include "exec/vf.h"
 #include "op.h"
 
+const char *kt_power_policy_name(int p)
+{
+    static const char *const N[KT_POWER_COUNT] = {"scaled", "fixed", "none"};
+    return p >= 0 && p < KT_POWER_COUNT ? N[p] : "?";
+}
+
+int kt_power_policy_parse(const char *s)
+{
+    for (int i = 0; i < KT_POWER_COUNT; i++)
+        if (!strcmp(s, kt_power_policy_name(i)))
+            return i;
+    return -1;
+}
+
+hw_gpu kt_power_hw(const hw_gpu *hw, const kt_opts *o)
+{
+    hw_gpu h = *hw;
+    int ref = o->power_ref_sm_count;
+    if (o->power_policy == KT_POWER_SCALED && ref > 0 && ref != hw->sm_count) {
+        double f = (double)hw->sm_count / ref;
+        h.tdp_W *= f;
+        h.static_W *= f;
+        h.idle_W *= f;
+    }
+    return h;
+}
+
 void kt_opts_default(kt_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -92,23 +119,33 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
     }
     if (o->exec_mask & EXEC_KITSUNE) {
         ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_policy, o->vf_backward,
-                      o->ilp_time_limit_s};
+                      o->ilp_time_limit_s, o->why};
         if (ks_run(hw, g, works, &c, &ko, a, &out->res[out->nres], e))
             return -1;
         out->nres++;
     }
+    /* energy and the board limit of the part as the power policy describes it */
+    hw_gpu *ph = arena_calloc(a, 1, sizeof *ph);
+    if (!ph)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    *ph = kt_power_hw(hw, o);
     for (int i = 0; i < out->nres; i++) {
-        en_account(hw, &out->res[i]);
-        /* the board's power limit (TDP) always applies: the GPU's firmware lowers the clock of a
-         * kernel that would draw more (gpu-params.md 2.3); a kernel under TDP is unchanged */
-        kt_result board;
-        if (en_power_cap(hw, &out->res[i], hw->tdp_W, a, &board))
-            return err_set(e, KT_EINTERNAL, g->file, NULL, "power limit evaluation failed");
-        board.power_cap_W = 0;
-        out->res[i] = board;
+        en_account(ph, &out->res[i]);
+        /* the board's power limit (TDP) applies unless the policy lifts it: the GPU's firmware
+         * lowers the clock of a kernel that would draw more (gpu-params.md 2.3); a kernel under
+         * TDP is unchanged */
+        if (o->power_policy != KT_POWER_NONE) {
+            kt_result board;
+            if (en_power_cap(ph, &out->res[i], ph->tdp_W, a, &board))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "power limit evaluation failed");
+            board.power_cap_W = 0;
+            out->res[i] = board;
+        }
         if (o->power_cap_W > 0) {
-            double cap = o->power_cap_W < hw->tdp_W ? o->power_cap_W : hw->tdp_W;
-            if (en_power_cap(hw, &out->res[i], cap, a, &out->capped[i]))
+            double cap = o->power_cap_W < ph->tdp_W || o->power_policy == KT_POWER_NONE
+                             ? o->power_cap_W
+                             : ph->tdp_W;
+            if (en_power_cap(ph, &out->res[i], cap, a, &out->capped[i]))
                 return err_set(e, KT_EINTERNAL, g->file, NULL, "power cap evaluation failed");
             out->capped[i].power_cap_W = o->power_cap_W;
             out->capped_by[out->capped[i].exec_id] = &out->capped[i];

@@ -26,7 +26,22 @@ typedef struct kt_opts {
     int rest_bsp;          /* kitsune: ops outside pipelines run bsp (default: vf) */
     double power_cap_W;    /* 0 = uncapped */
     double ilp_time_limit_s;
+    int power_policy;      /* KT_POWER_*: the board limit of a part with another SM count */
+    int power_ref_sm_count;/* SMs the hw file's power fields describe (0: the hw's own) */
+    int why;               /* kitsune: explain every candidate subgraph (ks_plan.cands) */
 } kt_opts;
+
+/** Power of a what-if part (a hw whose SM count differs from the file its power fields come
+ *  from): scaled (default) multiplies TDP, static and idle power by SMs / power_ref_sm_count,
+ *  as a larger die of the same design; fixed keeps the file's TDP; none lifts the board limit
+ *  (energy is still accounted). */
+enum { KT_POWER_SCALED, KT_POWER_FIXED, KT_POWER_NONE, KT_POWER_COUNT };
+/** "scaled", "fixed", "none". */
+const char *kt_power_policy_name(int p);
+/** Parse a power policy name; -1 if unknown. */
+int kt_power_policy_parse(const char *s);
+/** The hw a run accounts energy and the board limit with under o's power policy. */
+hw_gpu kt_power_hw(const hw_gpu *hw, const kt_opts *o);
 
 /** Defaults: inference, all execution models, graph launches, search selection, rest = vf. */
 void kt_opts_default(kt_opts *o);

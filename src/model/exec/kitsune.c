@@ -320,6 +320,7 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
     r->ops_total = g->nop;
     r->ops_covered = rest.ops_covered + covered;
     result_sum(r);
+    memset(plan, 0, sizeof *plan);
     plan->npipelines = nseg;
     plan->p = pp;
     plan->rest = (rest_bsp || fb) ? "bsp" : "vf";
@@ -383,6 +384,90 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
     }
     *out = s;
     return 0;
+}
+
+static double gap_time(ks_ctx *x, int first, int last);
+
+/* Why segment c was or was not pipelined: built as a pipeline (exact search), compared with
+ * bsp's DRAM bytes and with the rest's time for the same ops. */
+static void explain(ks_ctx *x, ks_candidate *c, const ks_pipeline *chosen, int nchosen)
+{
+    const wl_graph *g = x->env.g;
+    c->rest_s = gap_time(x, c->first, c->last);
+    c->pipeline_s = -1;
+    c->pipelined = 0;
+    c->pipeline = -1;
+    for (int k = 0; k < nchosen; k++)
+        if (chosen[k].first_op == c->first && chosen[k].last_op == c->last) {
+            c->pipelined = 1;
+            c->pipeline = k;
+        }
+    arena_pos mark = arena_mark(x->a);
+    ks_pipeline p;
+    x->env.search_budget_s = 0;
+    if (pipe_build(&x->env, c->first, c->last, PIPE_EXACT, NULL, 0, x->a, &p)) {
+        snprintf(c->reason, sizeof c->reason, "out of memory");
+        arena_release(x->a, mark);
+        return;
+    }
+    c->nstages = p.nstages;
+    c->pipeline_s = p.time_s;
+    int64_t b = 0;
+    for (int i = c->first; i <= c->last; i++)
+        b += x->bsp_bytes[i];
+    const char *rest = x->o->rest_bsp ? "bsp" : "vf";
+    if (p.nstages < 2)
+        snprintf(c->reason, sizeof c->reason, "one stage: an epilogue group, which %s fuses too",
+                 rest);
+    else if (p.ilp_status == 7 /* ILP_INFEASIBLE */)
+        snprintf(c->reason, sizeof c->reason,
+                 "does not fit: one CTA per stage exceeds shared memory or registers");
+    else if (worse_than_bsp(x, &p))
+        snprintf(c->reason, sizeof c->reason,
+                 "moves more DRAM than bsp: %.1f MB vs %.1f MB (weights re-read %.1f MB, rings "
+                 "spilled %.1f MB)",
+                 (double)(p.dram_read_bytes + p.dram_write_bytes) / 1e6, (double)b / 1e6,
+                 (double)p.weight_reread_bytes / 1e6, (double)p.spilled_bytes / 1e6);
+    else if (c->rest_s >= 0 && p.time_s >= c->rest_s)
+        snprintf(c->reason, sizeof c->reason,
+                 "%.0f%% slower than %s: %s bound (%s per tile, fill %.1f us)",
+                 100 * (p.time_s / c->rest_s - 1), rest,
+                 p.bottleneck_stage >= 0 ? g->op[p.stages[p.bottleneck_stage].op].name
+                                         : p.bottleneck,
+                 p.bottleneck_stage >= 0 ? ks_limit_name(p.stages[p.bottleneck_stage].limit)
+                                         : "bandwidth",
+                 p.fill_s * 1e6);
+    else if (c->pipelined)
+        snprintf(c->reason, sizeof c->reason, "pipelined (pipe%d): %.0f%% faster than %s",
+                 c->pipeline, c->rest_s > 0 ? 100 * (1 - p.time_s / c->rest_s) : 0, rest);
+    else
+        snprintf(c->reason, sizeof c->reason,
+                 "%.0f%% faster than %s alone, but the chosen set of pipelines is faster",
+                 c->rest_s > 0 ? 100 * (1 - p.time_s / c->rest_s) : 0, rest);
+    arena_release(x->a, mark);
+}
+
+/* The longest runs of pipelinable ops: from each op, the longest valid segment starting there
+ * (no index op inside, connected), one after the other. Returns the count (into out). */
+static int longest_runs(const wl_graph *g, const op_work *w, sel_seg *out)
+{
+    int n = 0;
+    for (int i = 0; i < g->nop;) {
+        int best = -1;
+        int lim = i + SEL_MAX_VALID_OPS - 1 < g->nop - 1 ? i + SEL_MAX_VALID_OPS - 1 : g->nop - 1;
+        for (int j = i + 1; j <= lim && !op_is_index(g->op[j].type); j++)
+            if (sel_valid(g, w, i, j))
+                best = j;
+        if (best < 0) {
+            i++;
+            continue;
+        }
+        out[n].first = i;
+        out[n].last = best;
+        n++;
+        i = best + 1;
+    }
+    return n;
 }
 
 /* The exact search's time for ops first..last as a pipeline (every CTA count, no MILP), or -1
@@ -527,59 +612,102 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     int ndp = sel_search(g, works, rest_s, g->nop, seg_cost, seg_lb, x, a, dp, g->nop, &dp_s);
     if (ndp < 0)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    /* candidate sets: 0 patterns, 1 the DP's segments merged, 2 none, 3 the DP's own, 4 the
+     * longest runs of pipelinable ops; each estimated end to end (exact search per pipeline) */
+    sel_seg *raw = arena_calloc(a, (size_t)g->nop + 1, sizeof *raw);
+    sel_seg *run = arena_calloc(a, (size_t)g->nop + 1, sizeof *run);
+    if (!raw || !run)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    memcpy(raw, dp, (size_t)ndp * sizeof *dp);
+    int nraw = ndp;
     ndp = merge_neighbours(x, rest_s, dp, ndp);
-    /* 0: patterns, 1: search (DP), 2: none - estimated (exact search per pipeline) */
-    const sel_seg *sets[3] = {pat, dp, NULL};
-    int nsets[3] = {npat, ndp, 0};
-    for (int k = 0; k < 3; k++) {
+    int nrun = longest_runs(g, works, run);
+    enum { NSETS = 5 };
+    const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run};
+    int nsets[NSETS] = {npat, ndp, 0, nraw, nrun};
+    double est[NSETS];
+    for (int k = 0; k < NSETS; k++) {
         ks_pipeline *pp;
         int np;
+        kt_result rk;
+        ks_plan pk;
         arena_pos mark = arena_mark(a);
-        if (build_set(x, sets[k], nsets[k], 0, a, &pp, &np, e) ||
-            assemble(x, pp, np, o->rest_bsp, a, &res[k], &plan[k], e))
+        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, e) ||
+            assemble(x, pp, np, o->rest_bsp, a, &rk, &pk, e))
             return -1;
-        double t = res[k].time_s; /* only the time is kept: the winner is rebuilt below */
+        est[k] = rk.time_s; /* only the time is kept: the winner is rebuilt below */
         arena_release(a, mark);
         x->kept = NULL; /* released with the estimate's items */
-        memset(&res[k], 0, sizeof res[k]);
-        res[k].time_s = t;
     }
-    int pick;
-    const char *chosen;
-    if (o->select == KS_SELECT_PATTERNS) {
-        pick = 0;
-        chosen = "patterns";
-    } else {
-        /* the search's answer is the best of its DP choice, the patterns and no pipelines */
-        pick = 1;
-        if (res[0].time_s < res[pick].time_s)
-            pick = 0;
-        if (res[2].time_s < res[pick].time_s)
-            pick = 2;
-        chosen = pick == 0 ? "patterns" : pick == 1 ? "search" : "none";
+    int pick = 0;
+    const char *chosen = "patterns";
+    if (o->select != KS_SELECT_PATTERNS) {
+        /* the search's answer is the best of every set */
+        static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search"};
+        for (int k = 1; k < NSETS; k++)
+            if (est[k] < est[pick])
+                pick = k;
+        chosen = NAME[pick];
     }
-    const sel_seg *win = pick == 0 ? pat : pick == 1 ? dp : NULL;
-    int nwin = pick == 0 ? npat : pick == 1 ? ndp : 0;
+    const sel_seg *win = sets[pick];
+    int nwin = nsets[pick];
+
     /* the chosen set mapped by the MILP; and, for the report, its pipelines with the rest bsp */
     kt_result fin, alt;
     ks_plan pfin, palt;
+    memset(&pfin, 0, sizeof pfin);
+    memset(&palt, 0, sizeof palt);
     ks_pipeline *pp;
     int np;
     if (build_set(x, win, nwin, 1, a, &pp, &np, e) ||
         assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e) ||
         assemble(x, pp, np, 1, a, &alt, &palt, e))
         return -1;
-    double est[3] = {res[0].time_s, res[1].time_s, res[2].time_s};
     est[pick] = fin.time_s;
     *r = fin;
     ks_plan *pl = &plan[3];
     *pl = pfin;
     pl->select = o->select == KS_SELECT_PATTERNS ? "patterns" : "search";
     pl->chosen = chosen;
-    pl->search_time_s = fmin(est[1], fmin(est[0], est[2]));
+    double best_search = est[1];
+    for (int k = 0; k < NSETS; k++)
+        best_search = fmin(best_search, est[k]);
+    pl->search_time_s = best_search;
     pl->patterns_time_s = est[0];
     pl->none_time_s = est[2];
     pl->rest_bsp_time_s = alt.time_s;
+    if (o->why) { /* every candidate of the patterns, the search and the longest runs */
+        const sel_seg *src[3] = {pat, dp, run};
+        const int nsrc[3] = {npat, ndp, nrun};
+        static const char *const SRC[3] = {"patterns", "search", "longest run"};
+        int total = npat + ndp + nrun;
+        pl->cands = arena_calloc(a, (size_t)total + 1, sizeof *pl->cands);
+        if (!pl->cands)
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        pl->ncands = 0;
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < nsrc[k]; i++) {
+                int dup = 0;
+                for (int j = 0; j < pl->ncands; j++)
+                    dup |= pl->cands[j].first == src[k][i].first && pl->cands[j].last == src[k][i].last;
+                if (dup)
+                    continue;
+                ks_candidate *cd = &pl->cands[pl->ncands++];
+                cd->first = src[k][i].first;
+                cd->last = src[k][i].last;
+                cd->source = SRC[k];
+                explain(x, cd, pfin.p, pfin.npipelines);
+            }
+        for (int i = 1; i < pl->ncands; i++) /* by first op, longer first */
+            for (int j = i; j > 0 && (pl->cands[j - 1].first > pl->cands[j].first ||
+                                      (pl->cands[j - 1].first == pl->cands[j].first &&
+                                       pl->cands[j - 1].last < pl->cands[j].last));
+                 j--) {
+                ks_candidate t = pl->cands[j];
+                pl->cands[j] = pl->cands[j - 1];
+                pl->cands[j - 1] = t;
+            }
+    }
     r->extra = pl;
     return 0;
 }

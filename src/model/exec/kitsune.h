@@ -21,7 +21,20 @@ typedef struct ks_opts {
     int vf_policy;         /* the vf rest's fusion policy (vf.h VF_*) */
     int vf_backward;       /* the vf rest fuses backward chains too (VF_RULES) */
     double ilp_time_limit_s;
+    int why;               /* also explain every candidate subgraph (ks_plan.cands) */
 } ks_opts;
+
+/** A candidate subgraph of the selection and what became of it (map --why). */
+typedef struct ks_candidate {
+    int first, last;       /* ops first..last */
+    const char *source;    /* "patterns", "search" or "longest run" */
+    int pipelined;         /* 1: a pipeline of the result (pipeline index in `pipeline`) */
+    int pipeline;
+    double pipeline_s;     /* its time as a pipeline (exact search), -1 when it is none */
+    double rest_s;         /* the same ops as the rest runs them (vf or bsp) */
+    int nstages;
+    char reason[200];      /* why it was or was not pipelined */
+} ks_candidate;
 
 /** What ks_run stores in kt_result.extra. */
 typedef struct ks_plan {
@@ -33,6 +46,8 @@ typedef struct ks_plan {
     double patterns_time_s;    /* end-to-end time with the paper's patterns */
     double none_time_s;        /* no pipelines: the rest model alone */
     double rest_bsp_time_s;    /* the same pipelines with every other op bulk-synchronous */
+    int ncands;                /* with ks_opts.why: the candidates, by first op */
+    ks_candidate *cands;
     const char *rest;          /* "vf" or "bsp" */
     int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
     int scheduler_shared;

@@ -470,7 +470,8 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
             /* a tile is worked on by one group: its latency is g periods; resident slices load
              * through the CTAs' ports before the first tile */
             t.fill_s = t.period_s * (io->reduce ? 1.0 : (double)g) +
-                       (t.resident ? slice / port_Bps(hw, clk) : 0.0);
+                       (t.resident ? slice / port_Bps(hw, clk) : 0.0) +
+                       t.l2_once / roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk);
             /* rings: each producing CTA double-buffers its share of a tile */
             t.queue_bytes = (double)Q_DEPTH_DEFAULT * out_tile * (io->reduce ? 1.0 : (double)g);
             t.split = io->reduce ? KS_SPLIT_REDUCE
@@ -619,7 +620,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                       x->scheduler_shared,
                       hw_smem_bytes(hw),
                       hw->registers_per_sm_KiB * 1024.0,
-                      tp->N,
+                      /* each barrier streams the tiles once more: (barriers + 1)(N - 1) periods */
+                      1.0 + (double)(p->barriers + 1) * (tp->N - 1.0),
                       roof_l2_Bps(hw, hw->sm_count, inflight, clk),
                       roof_dram_Bps(hw, hw->sm_count, inflight),
                       0.0,
@@ -706,7 +708,9 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         double tile = (double)x->g->t[p->queues[q].tensor].bytes / N;
         hops += q_tile_s(hw, fmin(tile, Q_PAYLOAD_MAX_BYTES), clk);
     }
-    double setup = fmax(l2_once / l2_Bps, dram_once / dram_Bps);
+    /* one-time loads: their L2 side is in the stages' fill (the mapper weighs it); the DRAM
+     * side here */
+    double setup = dram_once / dram_Bps;
     double launch = cost_launch_s(hw, &x->c);
     double lat = hw->dram_latency_ns * 1e-9;
     double time = launch + lat + setup + fill + hops + (double)(p->barriers + 1) * (N - 1) * period;
@@ -846,10 +850,17 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
         ilp_solution sol;
         memset(&sol, 0, sizeof sol);
         sol.choice = choice;
-        if (ilp_solve(&best.ip, &sol) == 0)
+        if (ilp_solve(&best.ip, &sol) == 0) {
+            /* the MILP's objective leaves out what finish adds (setup, hops, ring spills): keep
+             * the exact search's allocation when that is faster end to end */
             memcpy(best_choice, choice, (size_t)ns * sizeof *choice);
-        else /* nothing fits on the full candidates: one CTA per stage */
+            int *ex = arena_calloc(a, (size_t)ns + 1, sizeof(int));
+            if (ex && ilp_exact(&best.ip, ex) >= 0 &&
+                finish(x, p, &d, &best, ex, 0) < finish(x, p, &d, &best, best_choice, 0))
+                memcpy(best_choice, ex, (size_t)ns * sizeof *ex);
+        } else { /* nothing fits on the full candidates: one CTA per stage */
             memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+        }
         p->ilp_status = sol.status;
         p->ilp_fallback = sol.fallback;
         p->ilp_status_name = ilp_status_name(sol.status);
