@@ -22,7 +22,8 @@ enum {
     O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
     O_VF = 1 << 22,
     O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
-               O_VFBWD | O_OPTIM | O_VF)
+               O_VFBWD | O_OPTIM | O_VF),
+    O_REPEATABLE = O_SET | O_VARY /* every command takes these more than once */
 };
 
 enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64 };
@@ -49,8 +50,10 @@ typedef struct cli_common {
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
- *  Returns 0, 1 when --help was asked, or -1 with e set (code 2). */
-int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e);
+ *  An option that takes a value may be given once, unless it is in `multi` (then every value
+ *  counts: --workload, --set, --vary ...). Returns 0, 1 when --help was asked, or -1 with e set
+ *  (code 2). */
+int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e);
 /** Resolve a hardware or workload name: a path (contains '/' or ends in .json), else
  *  <root>/<dir>/<name>.json where root is $KITSUNE_HOME, the binary's ../ or the current dir. */
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e);
@@ -91,7 +94,8 @@ typedef struct cli_ctx {
 enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1 };
 
 /** A subcommand (git's commands[]): its name, one-line summary, --help text, accepted options
- *  (O_*), setup flags and entry point. run returns 0, an exit status > 0 (validate's 3), or -1
+ *  (O_*), setup flags, entry point and the options it takes more than once (O_*; a second value
+ *  of any other option is an error, not a silent override). run returns 0, an exit status > 0 (validate's 3), or -1
  *  with x->e set (reported once by cli_main as "kitsune NAME: message", exit status e.code). */
 typedef struct cli_command {
     const char *name;
@@ -100,6 +104,7 @@ typedef struct cli_command {
     unsigned opts;
     unsigned setup;
     int (*run)(cli_ctx *x);
+    unsigned multi;
 } cli_command;
 
 /** Parse argv (argv[0] is the command name), set up, run, report and tear down a command;

@@ -44,8 +44,10 @@ static int parse_num(const char *s, double *v)
     return (end == s || *end || errno) ? -1 : 0;
 }
 
-int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
+int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e)
 {
+    const char *given[32] = {0}; /* the value each single-valued option was given, by bit */
+    multi |= O_REPEATABLE;
     memset(c, 0, sizeof *c);
     c->cmd = argv[0];
     kt_opts_default(&c->opts);
@@ -85,6 +87,16 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
         }
         if (!OPTS[k].has_arg && val)
             return bad(e, name, "takes no value%s", NULL);
+        if (OPTS[k].has_arg && !(multi & OPTS[k].bit)) {
+            int b = 0;
+            while (!(OPTS[k].bit >> b & 1u))
+                b++;
+            if (given[b])
+                return err_set(e, KT_EINPUT, NULL, name,
+                               "given twice (\"%.80s\", then \"%.80s\"); it takes one value",
+                               given[b], val);
+            given[b] = val;
+        }
         double v;
         switch (OPTS[k].bit) {
         case O_HW:
@@ -379,7 +391,7 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     static cli_ctx x;
     memset(&x, 0, sizeof x);
     x.cmd = cmd;
-    int rc = cli_parse(argc, argv, cmd->opts, &x.c, &x.e);
+    int rc = cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
     if (rc == 1) {
         fputs(cmd->help, stdout);
         return 0;

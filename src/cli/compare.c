@@ -330,4 +330,4 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_compare = {
     "compare", "bsp, vf and kitsune side by side (speedups, traffic, coverage)", HELP,
-    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run, O_WL | O_MODE};

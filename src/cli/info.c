@@ -111,4 +111,5 @@ static int run(cli_ctx *x)
 }
 
 const cli_command cmd_info = {"info", "ops, FLOPs, bytes and parameters of a workload", HELP,
-                              O_WL | O_MODE | O_SET | O_OPTIM | O_FORMAT | O_OUT, CMD_OUT, run};
+                              O_WL | O_MODE | O_SET | O_OPTIM | O_FORMAT | O_OUT, CMD_OUT, run,
+                              O_WL | O_MODE};

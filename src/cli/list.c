@@ -53,4 +53,4 @@ static int run(cli_ctx *x)
     return 0;
 }
 
-const cli_command cmd_list = {"list", "shipped hardware descriptions and workloads", HELP, 0, 0, run};
+const cli_command cmd_list = {"list", "shipped hardware descriptions and workloads", HELP, 0, 0, run, 0};

@@ -245,4 +245,4 @@ static int run(cli_ctx *x)
 }
 
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
-                             HELP, O_MODEL | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};
+                             HELP, O_MODEL | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run, 0};

@@ -37,8 +37,6 @@ static int run(cli_ctx *x)
     cli_common *c = &x->c;
     if (c->modes == 3)
         return cli_error(x, 0, "--mode", "predict takes one mode (use compare for both)");
-    if (c->nworkload > 1)
-        return cli_error(x, 0, "--workload", "predict takes one workload");
     if (!c->exec_given) /* predict's default is bsp alone */
         c->opts.exec_mask = EXEC_BSP;
     kt_run_result rr;
@@ -93,4 +91,4 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_predict = {
     "predict", "time, traffic and energy of one workload under bsp, vf and kitsune", HELP,
-    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, CMD_HW | CMD_OUT, run};
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, CMD_HW | CMD_OUT, run, 0};

@@ -734,4 +734,5 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_sweep = {
     "sweep", "design-space sweep over hardware fields and workload parameters (CSV)", HELP,
-    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS, 0, run};
+    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS, 0, run,
+    O_WL | O_MODE};
