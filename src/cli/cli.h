@@ -59,7 +59,9 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e);
 /** The data root directory (see cli_resolve). */
 void cli_root(char *out, size_t n);
-/** Load hardware by name/path. */
+/** The directory of the shipped hardware files (<root>/hw): where "base": NAME is found. */
+void cli_hw_dir(char *out, size_t n);
+/** Load hardware by name/path (with its "base" chain). */
 int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
 /** Load a workload by name/path with the command's --set overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,

@@ -288,6 +288,13 @@ void cli_root(char *out, size_t n)
     snprintf(out, n, ".");
 }
 
+void cli_hw_dir(char *out, size_t n)
+{
+    char root[PATH_MAX];
+    cli_root(root, sizeof root);
+    snprintf(out, n, "%.*s/hw", (int)(n > 4 ? n - 4 : 0), root);
+}
+
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e)
 {
     size_t len = strlen(name);
@@ -324,7 +331,9 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e)
         return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
     if (cli_resolve("hw", name, path, sizeof path, e))
         return -1;
-    return hw_load(path, g, e);
+    char dir[PATH_MAX];
+    cli_hw_dir(dir, sizeof dir);
+    return hw_load_dir(path, dir, g, e);
 }
 
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,

@@ -24,8 +24,7 @@ static int run(cli_ctx *x)
         hw_gpu g;
         kt_err le;
         err_clear(&le);
-        char path[PATH_MAX];
-        if (cli_resolve("hw", names[i], path, sizeof path, &le) || hw_load(path, &g, &le)) {
+        if (cli_load_hw(names[i], &g, &le)) {
             printf("  %-16s (invalid: %s)\n", names[i], le.msg);
             continue;
         }

@@ -504,7 +504,11 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
         return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
     if (cli_resolve("hw", c->hw, s->hw_file, sizeof s->hw_file, e))
         return -1;
-    if (!(s->hw_root = jsonx_load(s->hw_file, e)) || hw_from_json(s->hw_root, s->hw_file, &s->hw, e))
+    char hw_dir[PATH_MAX];
+    cli_hw_dir(hw_dir, sizeof hw_dir);
+    /* hw_load_dir names the file of a base chain at fault; the tree is what --vary edits */
+    if (hw_load_dir(s->hw_file, hw_dir, &s->hw, e) ||
+        !(s->hw_root = hw_json_load(s->hw_file, hw_dir, e)))
         return -1;
     x->hw_root = s->hw_root;
     x->hw_file = s->hw_file;
