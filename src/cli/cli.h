@@ -6,6 +6,7 @@
 #include "../arena.h"
 #include "../err.h"
 #include "../model/hw.h"
+#include "../model/lint.h"
 #include "../model/run.h"
 #include "../model/wl.h"
 
@@ -20,9 +21,9 @@ enum {
     O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
     O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
     O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
-    O_VF = 1 << 22,
+    O_VF = 1 << 22, O_DTYPE = 1 << 23,
     O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
-               O_VFBWD | O_OPTIM | O_VF),
+               O_VFBWD | O_OPTIM | O_VF | O_DTYPE),
     O_REPEATABLE = O_SET | O_VARY /* every command takes these more than once */
 };
 
@@ -47,6 +48,8 @@ typedef struct cli_common {
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
     int exec_given;                 /* --exec was given */
+    int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
+    dtype dtype;
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
@@ -63,7 +66,7 @@ void cli_root(char *out, size_t n);
 void cli_hw_dir(char *out, size_t n);
 /** Load hardware by name/path (with its "base" chain). */
 int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
-/** Load a workload by name/path with the command's --set overrides. */
+/** Load a workload by name/path with the command's --set and --dtype overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
 /** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
@@ -88,6 +91,8 @@ typedef struct cli_ctx {
     cli_out out;
     arena a;
     kt_err e;
+    lint_list warn;   /* the warnings reported so far (cli_warn) */
+    kt_summary mem;   /* cli_run_workload: the run's graph summary (memory footprint) */
 } cli_ctx;
 
 /** Setup flags of a command: cli_main loads --hw into cli_ctx.hw (CMD_HW) and owns -o: the
@@ -127,6 +132,19 @@ int cli_run_workload(cli_ctx *x, kt_run_result *rr);
 /** The workload names a command was given: every shipped one for "all", else the --workload
  *  values in order, into names (each up to 64 chars). Returns the count (0: none given). */
 int cli_workload_names(const cli_common *c, char names[][64], int max);
+
+/** Report findings as warnings: each one not reported before goes to stderr as
+ *  "kitsune CMD: warning: ..." and into x->warn, which JSON outputs list (cli_json_warnings). */
+void cli_warn(cli_ctx *x, const lint_list *l);
+/** Check one run of graph g (the graph that runs: training graph in training mode) on hw: GEMMs
+ *  in a dtype without tensor cores, memory footprint over capacity (cli_warn). The summary,
+ *  with the footprint, goes into s. 0, or -1 with x->e set. */
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s);
+/** Write `, "memory": {...}` (weights, peak activations, footprint, capacity, fits) for a JSON
+ *  object: the footprint JSON outputs always report. */
+void cli_json_memory(FILE *f, const kt_summary *s, const hw_gpu *hw);
+/** Write `,\n "warnings": [...]` (x->warn) for the top-level JSON object. */
+void cli_json_warnings(FILE *f, const cli_ctx *x);
 
 /** Print "kitsune CMD: message" for e to stderr and return its exit status. */
 int cli_fail(const char *cmd, const kt_err *e);

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include "../io/hw_json.h"
+#include "../io/out.h"
 #include "../io/wl_json.h"
 #include "../model/exec/vf.h"
 #include "../model/expr.h"
+#include "../model/op.h"
+#include "../model/lint.h"
 
 static const struct {
     const char *name;
@@ -26,7 +29,7 @@ static const struct {
     {"--rest", O_REST, 1},     {"--vf-backward", O_VFBWD, 0}, {"--optimizer", O_OPTIM, 1},
     {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
     {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
-    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},
+    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},  {"--dtype", O_DTYPE, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -255,6 +258,13 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
         case O_PROGRESS:
             c->progress = 1;
             break;
+        case O_DTYPE:
+            if (dt_parse(val, &c->dtype) || !dt_is_float(c->dtype))
+                return bad(e, name, "expected a floating-point dtype (fp32, tf32, fp16, bf16, fp8), "
+                                    "got \"%s\"",
+                           val);
+            c->dtype_given = 1;
+            break;
         }
     }
     if (!c->mode_given)
@@ -344,7 +354,9 @@ int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, w
         return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf)");
     if (cli_resolve("workloads", name, path, sizeof path, e))
         return -1;
-    return wl_load(path, c->sets, c->nsets, training, a, g, e);
+    if (wl_load(path, c->sets, c->nsets, training, a, g, e))
+        return -1;
+    return c->dtype_given ? wl_set_float_dtype(g, c->dtype, e) : 0;
 }
 
 int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
@@ -380,7 +392,56 @@ int cli_run_workload(cli_ctx *x, kt_run_result *rr)
     if (!c->nworkload)
         return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
     wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
-    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ? -1 : 0;
+    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ||
+                   cli_check_run(x, &x->hw, rr->g, c->opts.training, &x->mem)
+               ? -1
+               : 0;
+}
+
+void cli_warn(cli_ctx *x, const lint_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (lint_add(&x->warn, "%s", l->msg[i])) /* new, or the list is full: print anyway */
+            fprintf(stderr, "kitsune %s: warning: %s\n", x->cmd->name, l->msg[i]);
+    }
+}
+
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s)
+{
+    arena_pos mark = arena_mark(&x->a);
+    op_work *w = op_works(g, &x->a, &x->e);
+    if (!w || kt_summarize(g, &x->a, s, &x->e)) {
+        arena_release(&x->a, mark);
+        return -1;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", g->name, cli_mode_name(training));
+    lint_list l = {0};
+    lint_dtype(hw, g, w, &l);
+    lint_memory(hw, s->footprint_bytes - s->peak_act_bytes, s->peak_act_bytes, what, &l);
+    cli_warn(x, &l);
+    arena_release(&x->a, mark);
+    return 0;
+}
+
+void cli_json_memory(FILE *f, const kt_summary *s, const hw_gpu *hw)
+{
+    double cap = hw->dram_capacity_GiB * 1073741824.0;
+    fprintf(f, ", \"memory\": {\"weight_bytes\": %lld, \"peak_activation_bytes\": %lld, "
+               "\"footprint_bytes\": %lld, \"capacity_bytes\": %.0f, \"fits\": %s}",
+            (long long)(s->footprint_bytes - s->peak_act_bytes), (long long)s->peak_act_bytes,
+            (long long)s->footprint_bytes, cap, (double)s->footprint_bytes <= cap ? "true" : "false");
+}
+
+void cli_json_warnings(FILE *f, const cli_ctx *x)
+{
+    fputs(",\n \"warnings\": [", f);
+    for (int i = 0; i < x->warn.n; i++) {
+        if (i)
+            fputs(", ", f);
+        out_json_str(f, x->warn.msg[i]);
+    }
+    fputs("]", f);
 }
 
 int cli_workload_names(const cli_common *c, char names[][64], int max)
@@ -408,10 +469,16 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     if (rc)
         return cli_fail(cmd->name, &x.e);
     int status;
-    if ((cmd->setup & CMD_HW) && cli_load_hw(x.c.hw, &x.hw, &x.e))
+    if ((cmd->setup & CMD_HW) && cli_load_hw(x.c.hw, &x.hw, &x.e)) {
         status = -1;
-    else
+    } else {
+        if (cmd->setup & CMD_HW) {
+            lint_list l = {0};
+            lint_hw(&x.hw, &l);
+            cli_warn(&x, &l);
+        }
         status = cmd->run(&x);
+    }
     int finished = status >= 0; /* the output is complete (possibly with a non-zero verdict) */
     if (status < 0)
         status = cli_fail(cmd->name, &x.e);

@@ -25,6 +25,7 @@ static const char *const HELP =
     "  --rest vf|bsp                    how ops outside pipelines run (default vf)\n"
     "  --set NAME=VALUE  --optimizer none|sgd|adam  --vf inductor|paper|rules  --vf-backward\n"
     "  --launch graph|plain\n"
+    "  --dtype DT                       every floating-point tensor in DT (as for predict)\n"
     "  --format table|json|csv          output format (default table)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
     "\n"
@@ -195,7 +196,7 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
         }
         fputs("]}", f);
     }
-    fputs("]}\n", f);
+    fputs("]", f);
 }
 
 static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw, int training)
@@ -234,7 +235,10 @@ static int run(cli_ctx *x)
         return -1;
     if (c->format == FMT_JSON) {
         out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
+        cli_json_memory(f, &x->mem, &x->hw);
         json(f, r, pl, rr.g);
+        cli_json_warnings(f, x);
+        fputs("}\n", f);
     } else if (c->format == FMT_CSV) {
         csv(f, pl, rr.g, &x->hw, c->opts.training);
     } else {

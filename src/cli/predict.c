@@ -16,6 +16,8 @@ static const char *const HELP =
     "  --mode inference|training   training derives forward + backward (default inference)\n"
     "  --exec bsp|vf|kitsune|all   execution model(s) (default bsp)\n"
     "  --set NAME=VALUE            override a workload parameter (repeatable)\n"
+    "  --dtype DT                  run the workload in another precision: every floating-point\n"
+    "                              tensor becomes DT (fp32, tf32, fp16, bf16, fp8)\n"
     "  --optimizer none|sgd|adam   training: append optimizer update ops (default none)\n"
     "  --vf inductor|paper|rules   vf fusion policy (default inductor: what torch.compile fuses;\n"
     "                              paper: the Kitsune paper's baseline, forward only; rules: the\n"
@@ -29,6 +31,11 @@ static const char *const HELP =
     "  --format table|json|csv     output format (default table)\n"
     "  --explain                   table: show the roofline terms behind every time\n"
     "  -o FILE                     write to FILE (atomically) instead of stdout\n"
+    "\n"
+    "Warnings (stderr, and \"warnings\" in JSON) flag what makes a prediction wrong without\n"
+    "failing it: hw values outside the range of real GPUs, GEMMs in a dtype the GPU has no tensor\n"
+    "cores for (they run on FP32 SIMT units), a memory footprint (weights + peak live activations,\n"
+    "\"memory\" in JSON) over the GPU's capacity.\n"
     "\n"
     "example: kitsune predict --hw a100 --workload nerf --exec all --set B=65536\n";
 
@@ -47,6 +54,7 @@ static int run(cli_ctx *x)
         return -1;
     if (c->format == FMT_JSON) {
         out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
+        cli_json_memory(f, &x->mem, &x->hw);
         fputs(",\n \"results\": [", f);
         for (int i = 0; i < rr.nres; i++) {
             fputs(i ? ",\n " : "\n ", f);
@@ -63,6 +71,7 @@ static int run(cli_ctx *x)
             }
             fputs("]", f);
         }
+        cli_json_warnings(f, x);
         fputs("}\n", f);
     } else if (c->format == FMT_CSV) {
         out_csv_items_header(f);

@@ -39,9 +39,8 @@ static const char *const HELP =
     "  -o FILE                          write FILE atomically; rows go to FILE.partial first\n"
     "  --resume                         with -o: keep the finished points of FILE.partial\n"
     "  --progress                       progress bar even when stderr is not a terminal\n"
-    "  --set, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
-    "  --vf-backward\n"
-    "                                   as for predict\n"
+    "  --set, --dtype, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
+    "  --vf-backward                    as for predict\n"
     "\n"
     "example: kitsune sweep --hw a100 --workload nerf --vary sm_count=54,108,216 --vary B=32:4096:x2\n";
 
@@ -292,6 +291,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
     kt_opts o = c->opts;
     o.training = b->training;
     int rc = wl_from_json(b->root, b->file, sets, nsets, b->training, &ts->a, &g, e) ||
+             (c->dtype_given && wl_set_float_dtype(&g, c->dtype, e)) ||
              kt_run(hw, &g, &o, &ts->a, &rr, e);
     if (rc) {
         arena_free(&ts->a);
@@ -536,7 +536,8 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
             wl_graph *g = arena_calloc(&s->a, 1, sizeof *g);
             if (!g)
                 return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-            if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e))
+            if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e) ||
+                (c->dtype_given && wl_set_float_dtype(g, c->dtype, e)))
                 return -1;
             snprintf(s->wl_name[w], 64, "%s", g->name);
             if (m == 2 && g->inference_only && (nwl > 1 || c->modes == 3))

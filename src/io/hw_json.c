@@ -191,6 +191,12 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
         g->measured = 1;
         if (cJSON_IsString(d))
             snprintf(g->measured_date, sizeof g->measured_date, "%s", d->valuestring);
+        const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(m, "gpu");
+        if (cJSON_IsString(gpu))
+            snprintf(g->measured_gpu, sizeof g->measured_gpu, "%s", gpu->valuestring);
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(m, "fields");
+        if (cJSON_IsArray(fl))
+            g->measured_fields = cJSON_GetArraySize(fl);
     }
     return 0;
 }
