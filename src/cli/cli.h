@@ -21,17 +21,19 @@ enum {
     O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
     O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
     O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
-    O_VF = 1 << 22, O_DTYPE = 1 << 23,
+    O_VF = 1 << 22, O_DTYPE = 1 << 23, O_ZIP = 1 << 24,
     O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
                O_VFBWD | O_OPTIM | O_VF | O_DTYPE),
-    O_REPEATABLE = O_SET | O_VARY /* every command takes these more than once */
+    O_REPEATABLE = O_SET | O_VARY | O_ZIP /* every command takes these more than once */
 };
 
-enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64 };
+enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64, CLI_MAX_HW = 32 };
 
 typedef struct cli_common {
     const char *cmd;
-    const char *hw;                 /* name or path */
+    const char *hw;                 /* name or path (the first --hw) */
+    const char *hws[CLI_MAX_HW];    /* every --hw, for commands that take several (sweep) */
+    int nhw;
     const char *workload[CLI_MAX_WL];
     int nworkload;
     int mode_given, modes;          /* modes: bit 1 inference, bit 2 training */
@@ -44,7 +46,8 @@ typedef struct cli_common {
     const char *pos[CLI_MAX_POS];
     int npos;
     double max_error;               /* validate --max-error (fraction); <0 = none */
-    const char *vary[CLI_MAX_VARY];
+    const char *vary[CLI_MAX_VARY]; /* --vary and --zip specs, in command-line order */
+    int vary_zip[CLI_MAX_VARY];     /* 1 for a --zip */
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
     int exec_given;                 /* --exec was given */

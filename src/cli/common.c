@@ -30,6 +30,7 @@ static const struct {
     {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
     {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
     {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},  {"--dtype", O_DTYPE, 1},
+    {"--zip", O_ZIP, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -103,7 +104,11 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
         double v;
         switch (OPTS[k].bit) {
         case O_HW:
-            c->hw = val;
+            if (c->nhw >= CLI_MAX_HW)
+                return bad(e, name, "too many GPUs%s", NULL);
+            c->hws[c->nhw++] = val;
+            if (!c->hw)
+                c->hw = val;
             break;
         case O_WL:
             if (c->nworkload >= CLI_MAX_WL)
@@ -234,8 +239,10 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
             c->max_error = v;
             break;
         case O_VARY:
+        case O_ZIP:
             if (c->nvary >= CLI_MAX_VARY)
-                return bad(e, name, "too many --vary options%s", NULL);
+                return bad(e, name, "too many --vary and --zip options%s", NULL);
+            c->vary_zip[c->nvary] = OPTS[k].bit == O_ZIP;
             c->vary[c->nvary++] = val;
             break;
         case O_JOBS:
