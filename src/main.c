@@ -7,8 +7,8 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 
-static const cli_command *const COMMANDS[] = {&cmd_predict, &cmd_compare,  &cmd_map, &cmd_sweep,
-                                              &cmd_validate, &cmd_info, &cmd_list};
+static const cli_command *const COMMANDS[] = {&cmd_predict,  &cmd_compare, &cmd_map,  &cmd_sweep,
+                                              &cmd_validate, &cmd_info,    &cmd_list, &cmd_hw};
 enum { NCOMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
 static const cli_command *find(const char *name)

@@ -65,6 +65,26 @@ done
 # points that do not fit the GPU's memory: one warning
 "$bin" sweep --hw a100 --exec bsp --workload tests/data/tiny.json --vary B=64,100000000 >/dev/null 2>"$tmp/err"
 grep -q 'warning: 1 point needs more memory than the GPU has' "$tmp/err" && ok || bad "sweep memory warning: $(cat "$tmp/err")"
+# 2c. hw new: an H100 from its datasheet numbers over the A100 file loads, and every field that
+#     hw/h100.json derives the same way comes out equal (read back through sweep --vary F=x1)
+"$bin" hw new --name h100-sheet --source H100-BLOG --sm-count 132 --clock-MHz 1830 \
+    --tflops bf16=989.4 --tflops fp16=989.4 --tflops tf32=494.7 --tflops fp8=1978.9 \
+    --fp32-tflops 66.9 --fp32-clock-MHz 1980 --dram-GBps 3350 --dram-GB 80 --l2-MiB 50 \
+    --tdp-W 700 --base a100 -o "$tmp/h100-sheet.json" 2>"$tmp/err"
+check "hw new exit status" $? 0
+"$bin" predict --hw "$tmp/h100-sheet.json" --workload $mm >/dev/null 2>&1 && ok || bad "hw new: the file does not load"
+for f in sm_count clock_MHz tensor_flop_per_clk_per_sm.bf16 tensor_flop_per_clk_per_sm.fp16 \
+    tensor_flop_per_clk_per_sm.tf32 tensor_flop_per_clk_per_sm.fp8 simt_fp32_flop_per_clk_per_sm \
+    dram.bandwidth_GBps dram.capacity_GiB l2.capacity_MiB l2.bandwidth_GBps power.tdp_W \
+    launch.cta_dispatch_ns; do
+    a=$("$bin" sweep --hw "$tmp/h100-sheet.json" --workload $mm --exec bsp --vary "$f=x1" | col /dev/stdin "$f")
+    b=$("$bin" sweep --hw h100 --workload $mm --exec bsp --vary "$f=x1" | col /dev/stdin "$f")
+    check "hw new $f = hw/h100.json's" "$a" "$b"
+done
+grep -q '"tensor_flop_per_clk_per_sm.bf16": "D, derived: 989.4 TFLOP/s / (132 SMs x 1830 MHz)' "$tmp/h100-sheet.json" &&
+    ok || bad "hw new: derived field not marked in sources"
+"$bin" hw new --name x --sm-count 132 >/dev/null 2>"$tmp/err"
+check "hw new without a clock exit status" $? 2
 # 3. shards: the union of K/3 is the whole sweep, no duplicates
 "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 -o "$tmp/all.csv"
 for k in 0 1 2; do

@@ -95,13 +95,16 @@ typedef struct cli_ctx {
     arena a;
     kt_err e;
     lint_list warn;   /* the warnings reported so far (cli_warn) */
+    int argc;         /* CMD_RAW: the arguments, argv[0] the command */
+    char **argv;
     kt_summary mem;   /* cli_run_workload: the run's graph summary (memory footprint) */
 } cli_ctx;
 
 /** Setup flags of a command: cli_main loads --hw into cli_ctx.hw (CMD_HW) and owns -o: the
  *  output file is opened by the command's first cli_output() and committed (renamed into
- *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT). */
-enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1 };
+ *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT).
+ *  CMD_RAW: the command parses its own argv (cli_ctx.argc/argv; it sets c.out_path for -o). */
+enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1, CMD_RAW = 1 << 2 };
 
 /** A subcommand (git's commands[]): its name, one-line summary, --help text, accepted options
  *  (O_*), setup flags, entry point and the options it takes more than once (O_*; a second value

@@ -468,7 +468,9 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     static cli_ctx x;
     memset(&x, 0, sizeof x);
     x.cmd = cmd;
-    int rc = cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
+    x.argc = argc;
+    x.argv = argv;
+    int rc = cmd->setup & CMD_RAW ? 0 : cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
     if (rc == 1) {
         fputs(cmd->help, stdout);
         return 0;
