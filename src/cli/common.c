@@ -280,6 +280,14 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
     return 0;
 }
 
+/* A data root holds hw/ (and workloads/). */
+static int has_data(const char *root)
+{
+    char probe[PATH_MAX + 64];
+    snprintf(probe, sizeof probe, "%.*s/hw", PATH_MAX + 32, root);
+    return access(probe, R_OK) == 0;
+}
+
 void cli_root(char *out, size_t n)
 {
     const char *env = getenv("KITSUNE_HOME");
@@ -287,21 +295,29 @@ void cli_root(char *out, size_t n)
         snprintf(out, n, "%s", env);
         return;
     }
+    /* next to the binary: PREFIX/bin/kitsune -> PREFIX/share/kitsune; build/kitsune -> . */
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) {
-            *slash = 0; /* .../build */
-            char probe[PATH_MAX + 16];
-            snprintf(probe, sizeof probe, "%s/../hw", exe);
-            if (access(probe, R_OK) == 0) {
-                snprintf(out, n, "%s/..", exe);
+            *slash = 0;
+            char cand[PATH_MAX + 32];
+            snprintf(cand, sizeof cand, "%s/../share/kitsune", exe);
+            if (has_data(cand) || (snprintf(cand, sizeof cand, "%s/..", exe), has_data(cand))) {
+                snprintf(out, n, "%s", cand);
                 return;
             }
         }
     }
+#ifdef KT_DATADIR
+    /* the install prefix, for an installed binary copied elsewhere */
+    if (has_data(KT_DATADIR)) {
+        snprintf(out, n, "%s", KT_DATADIR);
+        return;
+    }
+#endif
     snprintf(out, n, ".");
 }
 
@@ -336,8 +352,9 @@ int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *
         snprintf(out, n, "%s/%s/%s.json", root, dir, name);
     if (access(out, R_OK) != 0)
         return err_set(e, KT_EINPUT, NULL, NULL,
-                       "no %s named \"%s\" (see 'kitsune list', or give a path to a .json file)",
-                       strcmp(dir, "hw") ? "workload" : "hardware", name);
+                       "no %s named \"%s\" in %s/%s/ (see 'kitsune list', or give a path to a "
+                       ".json file)",
+                       strcmp(dir, "hw") ? "workload" : "hardware", name, root, dir);
     return 0;
 }
 
