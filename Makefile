@@ -44,7 +44,7 @@ INST_BIN = $(BUILD)/install/kitsune
 INST_OBJ = $(filter-out $(BUILD)/obj/src/cli/common.o,$(CLI_OBJ)) $(BUILD)/install/common.o
 
 .PHONY: all deps deps-test demo check unit golden bad tools export-test test asan bench figures \
-        validate clean install install-check FORCE
+        validate clean install install-check docs docs-check FORCE
 all: $(BIN)
 
 # V=1 prints every command.
@@ -118,9 +118,17 @@ export-test: $(BIN)
 install-check: $(BIN) $(LIB)
 	@sh tests/run-install.sh $(BIN)
 
+# The examples in README.md and docs/*.md are real output (scripts/docs.sh): docs-check fails
+# when one differs; after a model change, `make docs` rewrites them (review the diff, commit).
+docs-check: $(BIN)
+	@sh scripts/docs.sh --check
+
+docs: $(BIN)
+	@sh scripts/docs.sh --update
+
 test: $(BIN) $(TEST_BIN)
 	@$(MAKE) --no-print-directory unit golden bad tools
-	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test install-check
+	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test install-check docs-check
 
 install: $(INST_BIN) $(LIB)
 	@sh scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(INST_BIN) $(LIB) "$(CC)" "$(CJSON_CFLAGS)"
