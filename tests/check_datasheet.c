@@ -29,22 +29,11 @@ static void h100_sheet(ds_sheet *s)
     s->tdp_W = 700;
 }
 
-static cJSON *a100_tree(void)
-{
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
-    cJSON *t = hw_json_load(path, NULL, &e);
-    ck_assert_msg(t != NULL, "%s", e.msg);
-    return t;
-}
-
 START_TEST(test_h100_from_datasheet)
 {
     ds_sheet s;
     h100_sheet(&s);
-    cJSON *base = a100_tree();
+    cJSON *base = kt_test_hw_tree("a100");
     kt_err e;
     err_clear(&e);
     cJSON *t = ds_derive(&s, base, "a100", &e);
@@ -89,7 +78,7 @@ START_TEST(test_missing_figures)
     ds_sheet s;
     h100_sheet(&s);
     s.tflops_given[DT_FP8] = 0;
-    cJSON *base = a100_tree();
+    cJSON *base = kt_test_hw_tree("a100");
     kt_err e;
     err_clear(&e);
     cJSON *t = ds_derive(&s, base, "a100", &e);

@@ -58,13 +58,11 @@ END_TEST
  * 16384 + 65536 + 65536 = 147456, the peak. Weights: 2 x 128 x 512 x 2 + 512 x 2 + 128 x 2. */
 START_TEST(test_memory_by_hand)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/data/tiny.json", KT_ROOT);
     arena a = {0};
     wl_graph g;
     kt_err e;
     err_clear(&e);
-    ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+    kt_test_wl("tests/data/tiny.json", &a, &g);
     graph_mem m;
     ck_assert_int_eq(graph_memory(&g, &a, &m, &e), 0);
     ck_assert_int_eq(m.weight_bytes, 2 * 128 * 512 * 2 + 512 * 2 + 128 * 2);

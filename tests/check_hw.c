@@ -9,18 +9,6 @@
 #include "../src/model/hw.h"
 #include "ktest.h"
 
-/* Parse hw/a100.json into a tree the tests mutate. */
-static cJSON *load_a100(void)
-{
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
-    cJSON *root = jsonx_load(path, &e);
-    ck_assert_msg(root != NULL, "cannot load %s: %s", path, e.msg);
-    return root;
-}
-
 /* The object holding a dotted path's leaf ("dram.bandwidth_GBps" -> the dram object). */
 static cJSON *parent_of(cJSON *root, const char *dotted, const char **leaf)
 {
@@ -40,7 +28,7 @@ static cJSON *parent_of(cJSON *root, const char *dotted, const char **leaf)
 /* Replace the leaf at `dotted` (NULL item: delete it), convert, and expect path + message. */
 static void expect_err(const char *dotted, cJSON *item, const char *want_path, const char *want_msg)
 {
-    cJSON *root = load_a100();
+    cJSON *root = kt_test_hw_tree("a100");
     const char *leaf;
     cJSON *p = parent_of(root, dotted, &leaf);
     if (item)
@@ -181,7 +169,7 @@ END_TEST
 
 START_TEST(test_dtype_table)
 {
-    cJSON *root = load_a100();
+    cJSON *root = kt_test_hw_tree("a100");
     cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "tensor_flop_per_clk_per_sm");
     cJSON_AddNumberToObject(t, "int8", 4096);
     hw_gpu g;

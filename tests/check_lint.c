@@ -43,15 +43,6 @@ START_TEST(test_unit_slips)
 }
 END_TEST
 
-static void load_tiny(arena *a, wl_graph *g)
-{
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/tests/data/tiny.json", KT_ROOT);
-    ck_assert_msg(wl_load(path, NULL, 0, 0, a, g, &e) == 0, "%s", e.msg);
-}
-
 /* bf16 GEMMs on the V100 (fp16 tensor cores only) run on SIMT; fp16 or an A100 do not. */
 START_TEST(test_dtype)
 {
@@ -59,7 +50,7 @@ START_TEST(test_dtype)
     wl_graph g;
     kt_err e;
     err_clear(&e);
-    load_tiny(&a, &g);
+    kt_test_wl("tests/data/tiny.json", &a, &g);
     hw_gpu v100 = kt_test_hw("v100"), a100 = kt_test_hw("a100");
     op_work *w = op_works(&g, &a, &e);
     ck_assert(w != NULL);
