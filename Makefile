@@ -12,6 +12,11 @@ GLPK_LIBS    = -lglpk
 CFLAGS  += $(STD) $(WARN) $(OPT) $(CJSON_CFLAGS) -MMD -MP
 LDLIBS   = $(GLPK_LIBS) $(CJSON_LIBS) -lm -lpthread
 
+# Installation (make install PREFIX=... [DESTDIR=...]): bin/, share/kitsune/{hw,workloads},
+# include/kitsune/, lib/libkitsune.a, lib/pkgconfig/kitsune.pc, share/man/man1/kitsune.1.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
 ifeq ($(SAN),1)
   BUILD  = build/asan
   OPT    = -O1 -g
@@ -34,8 +39,12 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libkitsune.a
 BIN      = $(BUILD)/kitsune
+# The installed binary also knows its prefix's data directory (src/cli/common.c, KT_DATADIR).
+INST_BIN = $(BUILD)/install/kitsune
+INST_OBJ = $(filter-out $(BUILD)/obj/src/cli/common.o,$(CLI_OBJ)) $(BUILD)/install/common.o
 
-.PHONY: all deps deps-test demo check unit golden bad tools export-test test asan bench figures validate clean
+.PHONY: all deps deps-test demo check unit golden bad tools export-test test asan bench figures \
+        validate clean install install-check docs docs-check FORCE
 all: $(BIN)
 
 # V=1 prints every command.
@@ -53,6 +62,13 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	@$(if $(V),:,echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $(CLI_OBJ) $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/install/common.o: src/cli/common.c FORCE
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -DKT_DATADIR='"$(PREFIX)/share/kitsune"' -c $< -o $@
+
+$(INST_BIN): $(INST_OBJ) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) $(INST_OBJ) $(LIB) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c tests/ktest.h $(LIB)
 	@mkdir -p $(dir $@)
@@ -97,9 +113,25 @@ tools: $(BIN)
 export-test: $(BIN)
 	@sh tests/export/run-export.sh $(BIN)
 
+# Install into a temporary prefix and use it from elsewhere (not under the sanitizers: a
+# program linked against the installed library would need their runtime).
+install-check: $(BIN) $(LIB)
+	@sh tests/run-install.sh $(BIN)
+
+# The examples in README.md and docs/*.md are real output (scripts/docs.sh): docs-check fails
+# when one differs; after a model change, `make docs` rewrites them (review the diff, commit).
+docs-check: $(BIN)
+	@sh scripts/docs.sh --check
+
+docs: $(BIN)
+	@sh scripts/docs.sh --update
+
 test: $(BIN) $(TEST_BIN)
 	@$(MAKE) --no-print-directory unit golden bad tools
-	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test
+	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test install-check docs-check
+
+install: $(INST_BIN) $(LIB)
+	@sh scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(INST_BIN) $(LIB) "$(CC)" "$(CJSON_CFLAGS)"
 
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test
@@ -115,5 +147,7 @@ figures: $(BIN)
 
 clean:
 	rm -rf build figures/*.tmp*
+
+FORCE:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

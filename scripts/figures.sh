@@ -61,32 +61,23 @@ if [ -z "${SWEEP_CSV:-}" ]; then
 fi
 rm -f "$out/.err"
 
-# The hw file: its name, a short description, calibrated or datasheet.
-hwfile=
-case $hw in
-*/* | *.json) hwfile=$hw ;;
-*)
-    for d in "${KITSUNE_HOME:-}" "$(dirname "$bin")/.." "$root" .; do
-        if [ -n "$d" ] && [ -r "$d/hw/$hw.json" ]; then hwfile=$d/hw/$hw.json; break; fi
-    done
-    ;;
-esac
+# The GPU: its name, a short description, calibrated or datasheet (`kitsune info --hw HW
+# --format json`, which resolves names and "base" files as every command does).
 hwname=$hw desc='' calib="hw file not found"
-if [ -n "$hwfile" ] && [ -r "$hwfile" ]; then
-    # one line per field: name, description, measured (gpu, date, number of fields) or nothing
-    info=$(tr '\n\t' '  ' <"$hwfile" | awk '
-        function str(key,   t) {
-            if (!match($0, "\"" key "\"[ ]*:[ ]*\"[^\"]*\"")) return ""
-            t = substr($0, RSTART, RLENGTH); sub(/^"[^"]*"[ ]*:[ ]*"/, "", t); sub(/"$/, "", t); return t
+if hwjson=$("$bin" info --hw "$hw" --format json 2>/dev/null); then
+    # one line per field: name, description, calibration (fields, gpu, date) or nothing
+    info=$(printf '%s\n' "$hwjson" | awk '
+        function str(key, s,   t) {
+            if (!match(s, "\"" key "\": (\"[^\"]*\"|[0-9]+)")) return ""
+            t = substr(s, RSTART, RLENGTH); sub(/^"[^"]*": "?/, "", t); sub(/"$/, "", t); return t
         }
-        {
-            print str("name"); print str("description")
-            if (match($0, /"measured"[ ]*:[ ]*\{[^}]*\}/)) {
-                m = substr($0, RSTART, RLENGTH); $0 = m
-                n = 0
-                if (match(m, /"fields"[ ]*:[ ]*\[[^]]*\]/)) { f = substr(m, RSTART, RLENGTH); n = gsub(/"[^"]*"/, "", f) - 1 }
-                print "calibrated hw file (" (n > 0 ? n " values " : "") "measured on " str("gpu") (str("date") != "" ? ", " str("date") : "") ")"
+        /"hw": / {
+            print str("name", $0); print str("description", $0)
+            if (match($0, /"calibration": \{[^}]*\}/)) {
+                m = substr($0, RSTART, RLENGTH); n = str("fields", m)
+                print "calibrated hw file (" (n > 0 ? n " values " : "") "measured on " str("gpu", m) (str("date", m) != "" ? ", " str("date", m) : "") ")"
             } else print "datasheet hw file (not calibrated)"
+            exit
         }')
     n=$(printf '%s\n' "$info" | sed -n 1p); [ -n "$n" ] && hwname=$n
     desc=$(printf '%s\n' "$info" | sed -n 2p | sed 's/ (.*//; s/[;,].*//; s/ from .*//')

@@ -21,6 +21,10 @@ int err_set(kt_err *e, int code, const char *file, const char *path, const char 
 /** Append ".key" (key != NULL) or "[index]" to the JSON path `base` into out (size n); base may
  *  be out itself. Error locations ("ops[3].inputs[1]") are built with it. */
 void err_path(char *out, unsigned long n, const char *base, const char *key, int index);
+/** The candidate closest to `word` in edit distance (a "did you mean"), or NULL when none is
+ *  within a few edits. A candidate whose last dotted component equals word's counts as one edit
+ *  away ("bandwidth_GBps" -> "dram.bandwidth_GBps"). */
+const char *err_suggest(const char *word, const char *const *cand, int n);
 /** Format "file: path: msg" (parts omitted when empty) into buf. */
 void err_format(const kt_err *e, char *buf, unsigned long n);
 

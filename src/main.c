@@ -7,8 +7,8 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 
-static const cli_command *const COMMANDS[] = {&cmd_predict, &cmd_compare,  &cmd_map, &cmd_sweep,
-                                              &cmd_validate, &cmd_info, &cmd_list};
+static const cli_command *const COMMANDS[] = {&cmd_predict,  &cmd_compare, &cmd_map,  &cmd_sweep,
+                                              &cmd_validate, &cmd_info,    &cmd_list, &cmd_hw};
 enum { NCOMMANDS = sizeof COMMANDS / sizeof COMMANDS[0] };
 
 static const cli_command *find(const char *name)
@@ -25,7 +25,10 @@ static void usage(FILE *f)
                "commands:\n");
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-9s %s\n", COMMANDS[i]->name, COMMANDS[i]->summary);
-    fprintf(f, "\nexample: kitsune compare --hw a100 --workload nerf --mode inference\n");
+    fprintf(f, "\nHW and WL name files in hw/ and workloads/ of the data directory: $KITSUNE_HOME, else\n"
+               "next to the binary (../share/kitsune when installed), else the install prefix,\n"
+               "else the current directory; or give a path to a .json file.\n"
+               "\nexample: kitsune compare --hw a100 --workload nerf --mode inference\n");
 }
 
 int main(int argc, char **argv)

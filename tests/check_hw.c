@@ -3,21 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "../src/io/jsonx.h"
 #include "../src/model/hw.h"
 #include "ktest.h"
-
-/* Parse hw/a100.json into a tree the tests mutate. */
-static cJSON *load_a100(void)
-{
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/a100.json", KT_ROOT);
-    cJSON *root = jsonx_load(path, &e);
-    ck_assert_msg(root != NULL, "cannot load %s: %s", path, e.msg);
-    return root;
-}
 
 /* The object holding a dotted path's leaf ("dram.bandwidth_GBps" -> the dram object). */
 static cJSON *parent_of(cJSON *root, const char *dotted, const char **leaf)
@@ -38,7 +28,7 @@ static cJSON *parent_of(cJSON *root, const char *dotted, const char **leaf)
 /* Replace the leaf at `dotted` (NULL item: delete it), convert, and expect path + message. */
 static void expect_err(const char *dotted, cJSON *item, const char *want_path, const char *want_msg)
 {
-    cJSON *root = load_a100();
+    cJSON *root = kt_test_hw_tree("a100");
     const char *leaf;
     cJSON *p = parent_of(root, dotted, &leaf);
     if (item)
@@ -179,7 +169,7 @@ END_TEST
 
 START_TEST(test_dtype_table)
 {
-    cJSON *root = load_a100();
+    cJSON *root = kt_test_hw_tree("a100");
     cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "tensor_flop_per_clk_per_sm");
     cJSON_AddNumberToObject(t, "int8", 4096);
     hw_gpu g;
@@ -211,12 +201,131 @@ START_TEST(test_not_an_object)
 }
 END_TEST
 
+/* "base": the child's keys override the base's, everything else is the base's; sources merge. */
+START_TEST(test_base_inheritance)
+{
+    char path[1024], dir[1024];
+    snprintf(path, sizeof path, "%s/tests/data/hw/h100-2xl2-big.json", KT_ROOT);
+    snprintf(dir, sizeof dir, "%s/hw", KT_ROOT);
+    hw_gpu g, h = kt_test_hw("h100");
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(hw_load_dir(path, dir, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    ck_assert_str_eq(g.name, "h100-2xl2-big");
+    /* two levels: dram from the file, l2 bandwidth from its base, the rest from h100 */
+    ck_assert_double_eq(g.dram_capacity_GiB, 160);
+    ck_assert_double_eq(g.l2_bandwidth_GBps, 2 * h.l2_bandwidth_GBps);
+    ck_assert_str_eq(g.description, "h100 with twice the L2 bandwidth (a design point for tests of \"base\")");
+    g.dram_capacity_GiB = h.dram_capacity_GiB;
+    g.l2_bandwidth_GBps = h.l2_bandwidth_GBps;
+    memcpy(g.name, h.name, sizeof g.name);
+    memcpy(g.description, h.description, sizeof g.description);
+    ck_assert_msg(!memcmp(&g, &h, sizeof g), "fields other than the overridden ones differ from h100");
+    /* sources: h100's entries, two replaced, no "base" key left */
+    cJSON *root = hw_json_load(path, dir, &e);
+    ck_assert(root != NULL);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "sources");
+    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(src, "l2.bandwidth_GBps");
+    ck_assert(cJSON_IsString(l2));
+    ck_assert_str_eq(l2->valuestring, "E: 2 x h100 (a hypothetical design point)");
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(src, "sm_count")));
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(src, "dram.capacity_GiB")));
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(root, "base"));
+    cJSON_Delete(root);
+    /* without a hardware directory a named base is looked for beside the file only */
+    snprintf(path, sizeof path, "%s/tests/data/hw/h100-2xl2.json", KT_ROOT);
+    ck_assert_int_eq(hw_load(path, &g, &e), -1);
+    ck_assert_str_eq(e.path, "base");
+    ck_assert_str_eq(e.msg, "no hardware named \"h100\" beside this file");
+}
+END_TEST
+
+/* Write dir/f<i>.json: {"base": "f<i+1>.json", ...}; the last one is a full copy of a100. */
+static void write_chain(const char *dir, int n)
+{
+    char src[1024], dst[1024];
+    snprintf(src, sizeof src, "%s/hw/a100.json", KT_ROOT);
+    for (int i = 0; i < n; i++) {
+        snprintf(dst, sizeof dst, "%s/f%d.json", dir, i);
+        FILE *f = fopen(dst, "w");
+        ck_assert(f != NULL);
+        if (i < n - 1) {
+            fprintf(f, "{\"base\": \"f%d.json\", \"name\": \"f%d\", \"sm_count\": %d}\n", i + 1, i,
+                    100 + i);
+        } else {
+            FILE *a = fopen(src, "r");
+            ck_assert(a != NULL);
+            int ch;
+            while ((ch = fgetc(a)) != EOF)
+                fputc(ch, f);
+            fclose(a);
+        }
+        fclose(f);
+    }
+}
+
+/* At most HW_MAX_BASE_DEPTH bases below a file. */
+START_TEST(test_base_depth)
+{
+    char dir[] = "/tmp/kt-hw-XXXXXX", path[1100];
+    ck_assert(mkdtemp(dir) != NULL);
+    hw_gpu g;
+    kt_err e;
+    err_clear(&e);
+    write_chain(dir, HW_MAX_BASE_DEPTH + 1);
+    snprintf(path, sizeof path, "%s/f0.json", dir);
+    ck_assert_msg(hw_load(path, &g, &e) == 0, "%s: %s: %s", e.file, e.path, e.msg);
+    ck_assert_int_eq(g.sm_count, 100); /* the nearest file wins */
+    write_chain(dir, HW_MAX_BASE_DEPTH + 2);
+    ck_assert_int_eq(hw_load(path, &g, &e), -1);
+    ck_assert_str_eq(e.path, "base");
+    ck_assert(strstr(e.msg, "more than 8 levels of \"base\"") != NULL);
+    for (int i = 0; i < HW_MAX_BASE_DEPTH + 2; i++) {
+        snprintf(path, sizeof path, "%s/f%d.json", dir, i);
+        remove(path);
+    }
+    remove(dir);
+}
+END_TEST
+
+/* Unknown keys are errors, with the closest known key suggested. */
+START_TEST(test_unknown_key)
+{
+    char dir[] = "/tmp/kt-hw-XXXXXX", path[1100];
+    ck_assert(mkdtemp(dir) != NULL);
+    write_chain(dir, 1);
+    snprintf(path, sizeof path, "%s/f0.json", dir);
+    cJSON *root = hw_json_load(path, NULL, NULL);
+    ck_assert(root != NULL);
+    cJSON *sm = cJSON_GetObjectItemCaseSensitive(root, "sm");
+    cJSON_AddNumberToObject(sm, "max_cta_per_sm", 16);
+    char *text = cJSON_Print(root);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    cJSON_Delete(root);
+    hw_gpu g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_int_eq(hw_load(path, &g, &e), -1);
+    ck_assert_str_eq(e.file, path);
+    ck_assert_str_eq(e.path, "sm.max_cta_per_sm");
+    ck_assert_str_eq(e.msg, "unknown key (did you mean \"sm.max_ctas_per_sm\"?)");
+    remove(path);
+    remove(dir);
+}
+END_TEST
+
 static Suite *hw_suite(void)
 {
     Suite *s = suite_create("hw");
     TCase *t = tcase_create("hw_load");
     tcase_add_test(t, test_every_shipped_file_loads);
     tcase_add_test(t, test_a100_values);
+    tcase_add_test(t, test_base_inheritance);
+    tcase_add_test(t, test_base_depth);
+    tcase_add_test(t, test_unknown_key);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("hw_from_json");
     tcase_add_test(b, test_missing_field);

@@ -41,13 +41,11 @@ END_TEST
 
 START_TEST(test_run_api)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/data/tiny.json", KT_ROOT);
     arena a = {0};
     wl_graph g;
     kt_err e;
     err_clear(&e);
-    ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+    kt_test_wl("tests/data/tiny.json", &a, &g);
     const wl_graph *run_g;
     ck_assert_int_eq(kt_graph(&g, 0, OPTIM_NONE, &a, &run_g, &e), 0);
     ck_assert_ptr_eq(run_g, &g);

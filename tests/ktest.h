@@ -30,6 +30,30 @@ static inline hw_gpu kt_test_hw(const char *name)
     return g;
 }
 
+/* A workload file under KT_ROOT (e.g. "tests/data/tiny.json") loaded for inference into g,
+ * allocated in a; fails the test if it does not load. */
+static inline void kt_test_wl(const char *rel, arena *a, wl_graph *g)
+{
+    char path[1024];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/%s", KT_ROOT, rel);
+    ck_assert_msg(wl_load(path, NULL, 0, 0, a, g, &e) == 0, "%s: %s", path, e.msg);
+}
+
+/* The JSON tree of hw/<name>.json under KT_ROOT (with its "base" chain merged); free it with
+ * cJSON_Delete. Fails the test if it does not load. */
+static inline cJSON *kt_test_hw_tree(const char *name)
+{
+    char path[1024];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/hw/%s.json", KT_ROOT, name);
+    cJSON *t = hw_json_load(path, NULL, &e);
+    ck_assert_msg(t != NULL, "%s: %s", path, e.msg);
+    return t;
+}
+
 /* 1 for directory entries named *.json (with a non-empty stem). */
 static inline int kt_is_json(const char *name)
 {

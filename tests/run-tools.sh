@@ -23,18 +23,68 @@ rows() { tail -n +2 "$1" | wc -l | tr -d ' '; }
     --vary sm_count=54,108 -o "$tmp/x.csv" || bad "sweep cross product exit status"
 check "cross product rows" "$(rows "$tmp/x.csv")" $((12 * nex))
 check "cross product points" "$(tail -n +2 "$tmp/x.csv" | cut -d, -f1 | sort -un | wc -l | tr -d ' ')" 12
-check "header" "$(head -1 "$tmp/x.csv" | cut -d, -f1-6)" "point,workload,mode,B,sm_count,exec"
+check "header" "$(head -1 "$tmp/x.csv" | cut -d, -f1-7)" "point,hw,workload,mode,B,sm_count,exec"
 # 2. ranges and multiples
 "$bin" sweep --hw a100 --exec bsp --workload $mm --vary B=32:4096:x2 >"$tmp/r.csv"
-check "geometric range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" "32 64 128 256 512 1024 2048 4096 "
+check "geometric range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f5 | tr '\n' ' ')" "32 64 128 256 512 1024 2048 4096 "
 "$bin" sweep --hw a100 --exec bsp --workload $mm --vary B=1:10:+3 >"$tmp/r.csv"
-check "arithmetic range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" "1 4 7 10 "
+check "arithmetic range" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f5 | tr '\n' ' ')" "1 4 7 10 "
 "$bin" sweep --hw a100 --exec bsp --workload $mm --vary l2.bandwidth_GBps=x1,x2 >"$tmp/r.csv"
-check "multiples of the file's value" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f4 | tr '\n' ' ')" \
+check "multiples of the file's value" "$(tail -n +2 "$tmp/r.csv" | cut -d, -f5 | tr '\n' ' ')" \
     "$(awk '/"l2"/{l2=1} l2 && /"bandwidth_GBps"/{v=$2; sub(/,/, "", v); printf "%g %g ", v, 2*v; exit}' hw/a100.json)"
 "$bin" sweep --hw a100 --workload $mm --vary nosuch=1 >/dev/null 2>"$tmp/err"
 check "unknown vary name exit status" $? 2
 grep -q 'neither a parameter of workload "mm" nor a numeric field' "$tmp/err" && ok || bad "unknown vary message: $(cat "$tmp/err")"
+# 2b. --zip: fields varied together (one axis), crossed with --vary; several --hw (an axis, and
+#     the hw column); each GPU's multiples of its own value
+col() { # col FILE NAME: the values of column NAME, space-separated
+    awk -F, -v n="$2" 'NR==1{for(i=1;i<=NF;i++)if($i==n)c=i;next}{printf "%s ", $c}' "$1"
+}
+"$bin" sweep --hw a100 --exec bsp --workload $mm --zip sm_count=x1,x2 --zip l2.bandwidth_GBps=x1,x2 >"$tmp/z.csv"
+check "zip points" "$(rows "$tmp/z.csv")" 2
+check "zip sm_count" "$(col "$tmp/z.csv" sm_count)" "108 216 "
+check "zip l2 bandwidth" "$(col "$tmp/z.csv" l2.bandwidth_GBps)" "7219 14438 "
+"$bin" sweep --hw a100 --exec bsp --workload $mm --vary B=1,2,3 --zip sm_count=54,108 --zip dram.bandwidth_GBps=x1,x2 >"$tmp/z.csv"
+check "zip x vary points" "$(rows "$tmp/z.csv")" 6
+check "zip x vary order (the first option slowest)" "$(col "$tmp/z.csv" B)" "1 1 2 2 3 3 "
+check "zip x vary zipped" "$(col "$tmp/z.csv" sm_count)" "54 108 54 108 54 108 "
+"$bin" sweep --hw a100 --workload $mm --zip sm_count=1,2 --zip l2.bandwidth_GBps=1,2,3 >/dev/null 2>"$tmp/err"
+check "zip length mismatch exit status" $? 2
+grep -q 'zipped fields vary together' "$tmp/err" && ok || bad "zip length message: $(cat "$tmp/err")"
+"$bin" sweep --hw a100 --hw h100 --exec bsp --workload $mm --vary sm_count=x1,x2 >"$tmp/h.csv"
+check "several --hw: hw column" "$(col "$tmp/h.csv" hw)" "a100 a100 h100 h100 "
+check "several --hw: each GPU's multiples" "$(col "$tmp/h.csv" sm_count)" "108 216 132 264 "
+"$bin" sweep --hw a100 --workload $mm --vary B=1 --hw a100 >/dev/null 2>"$tmp/err"
+check "the same GPU twice exit status" $? 2
+# traffic_reduction_frac and coverage_frac agree with compare's
+"$bin" sweep --hw a100 --exec $ex --workload nerf --vary B=x1 >"$tmp/t.csv"
+"$bin" compare --hw a100 --exec $ex --workload nerf --format csv >"$tmp/t2.csv"
+for c in traffic_reduction_frac coverage_frac; do
+    check "sweep $c = compare's" "$(col "$tmp/t.csv" $c)" "$(col "$tmp/t2.csv" $c)"
+done
+# points that do not fit the GPU's memory: one warning
+"$bin" sweep --hw a100 --exec bsp --workload tests/data/tiny.json --vary B=64,100000000 >/dev/null 2>"$tmp/err"
+grep -q 'warning: 1 point needs more memory than the GPU has' "$tmp/err" && ok || bad "sweep memory warning: $(cat "$tmp/err")"
+# 2c. hw new: an H100 from its datasheet numbers over the A100 file loads, and every field that
+#     hw/h100.json derives the same way comes out equal (read back through sweep --vary F=x1)
+"$bin" hw new --name h100-sheet --source H100-BLOG --sm-count 132 --clock-MHz 1830 \
+    --tflops bf16=989.4 --tflops fp16=989.4 --tflops tf32=494.7 --tflops fp8=1978.9 \
+    --fp32-tflops 66.9 --fp32-clock-MHz 1980 --dram-GBps 3350 --dram-GB 80 --l2-MiB 50 \
+    --tdp-W 700 --base a100 -o "$tmp/h100-sheet.json" 2>"$tmp/err"
+check "hw new exit status" $? 0
+"$bin" predict --hw "$tmp/h100-sheet.json" --workload $mm >/dev/null 2>&1 && ok || bad "hw new: the file does not load"
+for f in sm_count clock_MHz tensor_flop_per_clk_per_sm.bf16 tensor_flop_per_clk_per_sm.fp16 \
+    tensor_flop_per_clk_per_sm.tf32 tensor_flop_per_clk_per_sm.fp8 simt_fp32_flop_per_clk_per_sm \
+    dram.bandwidth_GBps dram.capacity_GiB l2.capacity_MiB l2.bandwidth_GBps power.tdp_W \
+    launch.cta_dispatch_ns; do
+    a=$("$bin" sweep --hw "$tmp/h100-sheet.json" --workload $mm --exec bsp --vary "$f=x1" | col /dev/stdin "$f")
+    b=$("$bin" sweep --hw h100 --workload $mm --exec bsp --vary "$f=x1" | col /dev/stdin "$f")
+    check "hw new $f = hw/h100.json's" "$a" "$b"
+done
+grep -q '"tensor_flop_per_clk_per_sm.bf16": "D, derived: 989.4 TFLOP/s / (132 SMs x 1830 MHz)' "$tmp/h100-sheet.json" &&
+    ok || bad "hw new: derived field not marked in sources"
+"$bin" hw new --name x --sm-count 132 >/dev/null 2>"$tmp/err"
+check "hw new without a clock exit status" $? 2
 # 3. shards: the union of K/3 is the whole sweep, no duplicates
 "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 -o "$tmp/all.csv"
 for k in 0 1 2; do

@@ -6,6 +6,7 @@
 #include "../arena.h"
 #include "../err.h"
 #include "../model/hw.h"
+#include "../model/lint.h"
 #include "../model/run.h"
 #include "../model/wl.h"
 
@@ -20,16 +21,19 @@ enum {
     O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
     O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
     O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
-    O_VF = 1 << 22, O_PPOL = 1 << 23, O_WHY = 1 << 24,
+    O_VF = 1 << 22, O_DTYPE = 1 << 23, O_ZIP = 1 << 24, O_PPOL = 1 << 25, O_WHY = 1 << 26,
     O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
-               O_VFBWD | O_OPTIM | O_VF)
+               O_VFBWD | O_OPTIM | O_VF | O_DTYPE),
+    O_REPEATABLE = O_SET | O_VARY | O_ZIP /* every command takes these more than once */
 };
 
-enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64 };
+enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64, CLI_MAX_HW = 32 };
 
 typedef struct cli_common {
     const char *cmd;
-    const char *hw;                 /* name or path */
+    const char *hw;                 /* name or path (the first --hw) */
+    const char *hws[CLI_MAX_HW];    /* every --hw, for commands that take several (sweep) */
+    int nhw;
     const char *workload[CLI_MAX_WL];
     int nworkload;
     int mode_given, modes;          /* modes: bit 1 inference, bit 2 training */
@@ -42,23 +46,30 @@ typedef struct cli_common {
     const char *pos[CLI_MAX_POS];
     int npos;
     double max_error;               /* validate --max-error (fraction); <0 = none */
-    const char *vary[CLI_MAX_VARY];
+    const char *vary[CLI_MAX_VARY]; /* --vary and --zip specs, in command-line order */
+    int vary_zip[CLI_MAX_VARY];     /* 1 for a --zip */
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
     int exec_given;                 /* --exec was given */
+    int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
+    dtype dtype;
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
- *  Returns 0, 1 when --help was asked, or -1 with e set (code 2). */
-int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e);
+ *  An option that takes a value may be given once, unless it is in `multi` (then every value
+ *  counts: --workload, --set, --vary ...). Returns 0, 1 when --help was asked, or -1 with e set
+ *  (code 2). */
+int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e);
 /** Resolve a hardware or workload name: a path (contains '/' or ends in .json), else
  *  <root>/<dir>/<name>.json where root is $KITSUNE_HOME, the binary's ../ or the current dir. */
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e);
 /** The data root directory (see cli_resolve). */
 void cli_root(char *out, size_t n);
-/** Load hardware by name/path. */
+/** The directory of the shipped hardware files (<root>/hw): where "base": NAME is found. */
+void cli_hw_dir(char *out, size_t n);
+/** Load hardware by name/path (with its "base" chain). */
 int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
-/** Load a workload by name/path with the command's --set overrides. */
+/** Load a workload by name/path with the command's --set and --dtype overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
 /** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
@@ -83,15 +94,21 @@ typedef struct cli_ctx {
     cli_out out;
     arena a;
     kt_err e;
+    lint_list warn;   /* the warnings reported so far (cli_warn) */
+    int argc;         /* CMD_RAW: the arguments, argv[0] the command */
+    char **argv;
+    kt_summary mem;   /* cli_run_workload: the run's graph summary (memory footprint) */
 } cli_ctx;
 
 /** Setup flags of a command: cli_main loads --hw into cli_ctx.hw (CMD_HW) and owns -o: the
  *  output file is opened by the command's first cli_output() and committed (renamed into
- *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT). */
-enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1 };
+ *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT).
+ *  CMD_RAW: the command parses its own argv (cli_ctx.argc/argv; it sets c.out_path for -o). */
+enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1, CMD_RAW = 1 << 2 };
 
 /** A subcommand (git's commands[]): its name, one-line summary, --help text, accepted options
- *  (O_*), setup flags and entry point. run returns 0, an exit status > 0 (validate's 3), or -1
+ *  (O_*), setup flags, entry point and the options it takes more than once (O_*; a second value
+ *  of any other option is an error, not a silent override). run returns 0, an exit status > 0 (validate's 3), or -1
  *  with x->e set (reported once by cli_main as "kitsune NAME: message", exit status e.code). */
 typedef struct cli_command {
     const char *name;
@@ -100,6 +117,7 @@ typedef struct cli_command {
     unsigned opts;
     unsigned setup;
     int (*run)(cli_ctx *x);
+    unsigned multi;
 } cli_command;
 
 /** Parse argv (argv[0] is the command name), set up, run, report and tear down a command;
@@ -120,6 +138,19 @@ int cli_run_workload(cli_ctx *x, kt_run_result *rr);
 /** The workload names a command was given: every shipped one for "all", else the --workload
  *  values in order, into names (each up to 64 chars). Returns the count (0: none given). */
 int cli_workload_names(const cli_common *c, char names[][64], int max);
+
+/** Report findings as warnings: each one not reported before goes to stderr as
+ *  "kitsune CMD: warning: ..." and into x->warn, which JSON outputs list (cli_json_warnings). */
+void cli_warn(cli_ctx *x, const lint_list *l);
+/** Check one run of graph g (the graph that runs: training graph in training mode) on hw: GEMMs
+ *  in a dtype without tensor cores, memory footprint over capacity (cli_warn). The summary,
+ *  with the footprint, goes into s. 0, or -1 with x->e set. */
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s);
+/** Write `, "memory": {...}` (weights, peak activations, footprint, capacity, fits) for a JSON
+ *  object: the footprint JSON outputs always report. */
+void cli_json_memory(FILE *f, const kt_summary *s, const hw_gpu *hw);
+/** Write `,\n "warnings": [...]` (x->warn) for the top-level JSON object. */
+void cli_json_warnings(FILE *f, const cli_ctx *x);
 
 /** Print "kitsune CMD: message" for e to stderr and return its exit status. */
 int cli_fail(const char *cmd, const kt_err *e);

@@ -4,6 +4,6 @@
 #include "cli.h"
 
 extern const cli_command cmd_predict, cmd_compare, cmd_map, cmd_sweep, cmd_validate, cmd_info,
-    cmd_list;
+    cmd_list, cmd_hw;
 
 #endif

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include "../io/hw_json.h"
+#include "../io/out.h"
 #include "../io/wl_json.h"
 #include "../model/exec/vf.h"
 #include "../model/expr.h"
+#include "../model/op.h"
+#include "../model/lint.h"
 
 static const struct {
     const char *name;
@@ -26,8 +29,9 @@ static const struct {
     {"--rest", O_REST, 1},     {"--vf-backward", O_VFBWD, 0}, {"--optimizer", O_OPTIM, 1},
     {"--explain", O_EXPLAIN, 0}, {"--max-error", O_MAXERR, 1}, {"--vary", O_VARY, 1},
     {"--jobs", O_JOBS, 1},     {"--shard", O_SHARD, 1},    {"--resume", O_RESUME, 0},
-    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1}, {"--power-policy", O_PPOL, 1},
-    {"--why", O_WHY, 0},
+    {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},  {"--dtype", O_DTYPE, 1},
+    {"--zip", O_ZIP, 1},
+    {"--power-policy", O_PPOL, 1}, {"--why", O_WHY, 0},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -45,8 +49,10 @@ static int parse_num(const char *s, double *v)
     return (end == s || *end || errno) ? -1 : 0;
 }
 
-int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
+int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e)
 {
+    const char *given[32] = {0}; /* the value each single-valued option was given, by bit */
+    multi |= O_REPEATABLE;
     memset(c, 0, sizeof *c);
     c->cmd = argv[0];
     kt_opts_default(&c->opts);
@@ -86,10 +92,24 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
         }
         if (!OPTS[k].has_arg && val)
             return bad(e, name, "takes no value%s", NULL);
+        if (OPTS[k].has_arg && !(multi & OPTS[k].bit)) {
+            int b = 0;
+            while (!(OPTS[k].bit >> b & 1u))
+                b++;
+            if (given[b])
+                return err_set(e, KT_EINPUT, NULL, name,
+                               "given twice (\"%.80s\", then \"%.80s\"); it takes one value",
+                               given[b], val);
+            given[b] = val;
+        }
         double v;
         switch (OPTS[k].bit) {
         case O_HW:
-            c->hw = val;
+            if (c->nhw >= CLI_MAX_HW)
+                return bad(e, name, "too many GPUs%s", NULL);
+            c->hws[c->nhw++] = val;
+            if (!c->hw)
+                c->hw = val;
             break;
         case O_WL:
             if (c->nworkload >= CLI_MAX_WL)
@@ -230,8 +250,10 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
             c->max_error = v;
             break;
         case O_VARY:
+        case O_ZIP:
             if (c->nvary >= CLI_MAX_VARY)
-                return bad(e, name, "too many --vary options%s", NULL);
+                return bad(e, name, "too many --vary and --zip options%s", NULL);
+            c->vary_zip[c->nvary] = OPTS[k].bit == O_ZIP;
             c->vary[c->nvary++] = val;
             break;
         case O_JOBS:
@@ -254,12 +276,27 @@ int cli_parse(int argc, char **argv, unsigned allowed, cli_common *c, kt_err *e)
         case O_PROGRESS:
             c->progress = 1;
             break;
+        case O_DTYPE:
+            if (dt_parse(val, &c->dtype) || !dt_is_float(c->dtype))
+                return bad(e, name, "expected a floating-point dtype (fp32, tf32, fp16, bf16, fp8), "
+                                    "got \"%s\"",
+                           val);
+            c->dtype_given = 1;
+            break;
         }
     }
     if (!c->mode_given)
         c->modes = 1;
     c->opts.training = c->modes == 2;
     return 0;
+}
+
+/* A data root holds hw/ (and workloads/). */
+static int has_data(const char *root)
+{
+    char probe[PATH_MAX + 64];
+    snprintf(probe, sizeof probe, "%.*s/hw", PATH_MAX + 32, root);
+    return access(probe, R_OK) == 0;
 }
 
 void cli_root(char *out, size_t n)
@@ -269,22 +306,37 @@ void cli_root(char *out, size_t n)
         snprintf(out, n, "%s", env);
         return;
     }
+    /* next to the binary: PREFIX/bin/kitsune -> PREFIX/share/kitsune; build/kitsune -> . */
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) {
-            *slash = 0; /* .../build */
-            char probe[PATH_MAX + 16];
-            snprintf(probe, sizeof probe, "%s/../hw", exe);
-            if (access(probe, R_OK) == 0) {
-                snprintf(out, n, "%s/..", exe);
+            *slash = 0;
+            char cand[PATH_MAX + 32];
+            snprintf(cand, sizeof cand, "%s/../share/kitsune", exe);
+            if (has_data(cand) || (snprintf(cand, sizeof cand, "%s/..", exe), has_data(cand))) {
+                snprintf(out, n, "%s", cand);
                 return;
             }
         }
     }
+#ifdef KT_DATADIR
+    /* the install prefix, for an installed binary copied elsewhere */
+    if (has_data(KT_DATADIR)) {
+        snprintf(out, n, "%s", KT_DATADIR);
+        return;
+    }
+#endif
     snprintf(out, n, ".");
+}
+
+void cli_hw_dir(char *out, size_t n)
+{
+    char root[PATH_MAX];
+    cli_root(root, sizeof root);
+    snprintf(out, n, "%.*s/hw", (int)(n > 4 ? n - 4 : 0), root);
 }
 
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e)
@@ -311,8 +363,9 @@ int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *
         snprintf(out, n, "%s/%s/%s.json", root, dir, name);
     if (access(out, R_OK) != 0)
         return err_set(e, KT_EINPUT, NULL, NULL,
-                       "no %s named \"%s\" (see 'kitsune list', or give a path to a .json file)",
-                       strcmp(dir, "hw") ? "workload" : "hardware", name);
+                       "no %s named \"%s\" in %s/%s/ (see 'kitsune list', or give a path to a "
+                       ".json file)",
+                       strcmp(dir, "hw") ? "workload" : "hardware", name, root, dir);
     return 0;
 }
 
@@ -323,7 +376,9 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e)
         return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
     if (cli_resolve("hw", name, path, sizeof path, e))
         return -1;
-    return hw_load(path, g, e);
+    char dir[PATH_MAX];
+    cli_hw_dir(dir, sizeof dir);
+    return hw_load_dir(path, dir, g, e);
 }
 
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
@@ -334,7 +389,9 @@ int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, w
         return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf)");
     if (cli_resolve("workloads", name, path, sizeof path, e))
         return -1;
-    return wl_load(path, c->sets, c->nsets, training, a, g, e);
+    if (wl_load(path, c->sets, c->nsets, training, a, g, e))
+        return -1;
+    return c->dtype_given ? wl_set_float_dtype(g, c->dtype, e) : 0;
 }
 
 int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
@@ -370,7 +427,56 @@ int cli_run_workload(cli_ctx *x, kt_run_result *rr)
     if (!c->nworkload)
         return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
     wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
-    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ? -1 : 0;
+    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ||
+                   cli_check_run(x, &x->hw, rr->g, c->opts.training, &x->mem)
+               ? -1
+               : 0;
+}
+
+void cli_warn(cli_ctx *x, const lint_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (lint_add(&x->warn, "%s", l->msg[i])) /* new, or the list is full: print anyway */
+            fprintf(stderr, "kitsune %s: warning: %s\n", x->cmd->name, l->msg[i]);
+    }
+}
+
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s)
+{
+    arena_pos mark = arena_mark(&x->a);
+    op_work *w = op_works(g, &x->a, &x->e);
+    if (!w || kt_summarize(g, &x->a, s, &x->e)) {
+        arena_release(&x->a, mark);
+        return -1;
+    }
+    char what[128];
+    snprintf(what, sizeof what, "%s, %s", g->name, cli_mode_name(training));
+    lint_list l = {0};
+    lint_dtype(hw, g, w, &l);
+    lint_memory(hw, s->footprint_bytes - s->peak_act_bytes, s->peak_act_bytes, what, &l);
+    cli_warn(x, &l);
+    arena_release(&x->a, mark);
+    return 0;
+}
+
+void cli_json_memory(FILE *f, const kt_summary *s, const hw_gpu *hw)
+{
+    double cap = hw->dram_capacity_GiB * 1073741824.0;
+    fprintf(f, ", \"memory\": {\"weight_bytes\": %lld, \"peak_activation_bytes\": %lld, "
+               "\"footprint_bytes\": %lld, \"capacity_bytes\": %.0f, \"fits\": %s}",
+            (long long)(s->footprint_bytes - s->peak_act_bytes), (long long)s->peak_act_bytes,
+            (long long)s->footprint_bytes, cap, (double)s->footprint_bytes <= cap ? "true" : "false");
+}
+
+void cli_json_warnings(FILE *f, const cli_ctx *x)
+{
+    fputs(",\n \"warnings\": [", f);
+    for (int i = 0; i < x->warn.n; i++) {
+        if (i)
+            fputs(", ", f);
+        out_json_str(f, x->warn.msg[i]);
+    }
+    fputs("]", f);
 }
 
 int cli_workload_names(const cli_common *c, char names[][64], int max)
@@ -390,7 +496,9 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     static cli_ctx x;
     memset(&x, 0, sizeof x);
     x.cmd = cmd;
-    int rc = cli_parse(argc, argv, cmd->opts, &x.c, &x.e);
+    x.argc = argc;
+    x.argv = argv;
+    int rc = cmd->setup & CMD_RAW ? 0 : cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
     if (rc == 1) {
         fputs(cmd->help, stdout);
         return 0;
@@ -398,10 +506,16 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     if (rc)
         return cli_fail(cmd->name, &x.e);
     int status;
-    if ((cmd->setup & CMD_HW) && cli_load_hw(x.c.hw, &x.hw, &x.e))
+    if ((cmd->setup & CMD_HW) && cli_load_hw(x.c.hw, &x.hw, &x.e)) {
         status = -1;
-    else
+    } else {
+        if (cmd->setup & CMD_HW) {
+            lint_list l = {0};
+            lint_hw(&x.hw, &l);
+            cli_warn(&x, &l);
+        }
         status = cmd->run(&x);
+    }
     int finished = status >= 0; /* the output is complete (possibly with a non-zero verdict) */
     if (status < 0)
         status = cli_fail(cmd->name, &x.e);

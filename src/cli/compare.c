@@ -21,9 +21,9 @@ static const char *const HELP =
     "\n"
     "  --mode inference|training|both   (default inference)\n"
     "  --exec bsp|vf|kitsune|all        execution models (default all)\n"
-    "  --set NAME=VALUE  --optimizer none|sgd|adam  --vf inductor|paper|rules  --vf-backward\n"
-    "  --select search|patterns\n"
-    "  --scheduler hetero|shared  --rest vf|bsp  --launch graph|plain  --power-cap W\n"
+    "  --set NAME=VALUE  --dtype DT  --optimizer none|sgd|adam  --vf inductor|paper|rules\n"
+    "  --vf-backward  --select search|patterns  --scheduler hetero|shared  --rest vf|bsp\n"
+    "  --launch graph|plain  --power-cap W    as for predict (warnings too: see predict --help)\n"
     "  --format table|json|csv          output format (default table; csv: one row per\n"
     "                                   (workload, mode, exec), the input of scripts/plot.gp)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
@@ -38,6 +38,7 @@ typedef struct cmp_run {
     int training;
     const kt_result *const *r, *const *cap;
     const wl_graph *g; /* the graph that ran (training graph in training mode) */
+    kt_summary mem;    /* its memory footprint */
 } cmp_run;
 
 /* Geometric mean of the finite, positive speedups of exec x over base b across runs. */
@@ -161,8 +162,11 @@ static void json_entry(FILE *f, const kt_result *r, const kt_result *bsp, const 
     fputs("}", f);
 }
 
-static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int modes, double cap_W)
+static void json_all(FILE *f, const cmp_run *runs, int n, const cli_ctx *ctx)
 {
+    const char *hw = ctx->hw.name;
+    int modes = ctx->c.modes;
+    double cap_W = ctx->c.opts.power_cap_W;
     fputs("{\"tool\": \"kitsune\", \"version\": ", f);
     out_json_str(f, KT_VERSION);
     fputs(", \"command\": \"compare\", \"hw\": ", f);
@@ -176,7 +180,9 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
         fputs(i ? ",\n " : "\n ", f);
         fputs("{\"workload\": ", f);
         out_json_str(f, u->workload);
-        fprintf(f, ", \"mode\": \"%s\",\n  \"results\": [", cli_mode_name(u->training));
+        fprintf(f, ", \"mode\": \"%s\"", cli_mode_name(u->training));
+        cli_json_memory(f, &u->mem, &ctx->hw);
+        fputs(",\n  \"results\": [", f);
         int k = 0;
         for (int x = 0; x < EX_COUNT; x++)
             if (u->r[x]) {
@@ -215,7 +221,9 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const char *hw, int mo
             first = 0;
         }
     }
-    fputs("}}\n", f);
+    fputs("}", f);
+    cli_json_warnings(f, ctx);
+    fputs("}\n", f);
 }
 
 static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double cap_W)
@@ -301,7 +309,8 @@ static int run(cli_ctx *x)
                 return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
             if (u->training && g->inference_only && (nwl > 1 || c->modes == 3))
                 continue; /* e.g. a decode step: no training run to compare */
-            if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e))
+            if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e) ||
+                cli_check_run(x, &x->hw, rr->g, u->training, &u->mem))
                 return -1;
             u->g = rr->g;
             u->r = rr->by;
@@ -313,7 +322,7 @@ static int run(cli_ctx *x)
     if (!f)
         return -1;
     if (c->format == FMT_JSON) {
-        json_all(f, runs, nrun, x->hw.name, c->modes, c->opts.power_cap_W);
+        json_all(f, runs, nrun, x);
     } else if (c->format == FMT_CSV) {
         csv_all(f, runs, nrun, x->hw.name, c->opts.power_cap_W);
     } else {
@@ -330,4 +339,4 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_compare = {
     "compare", "bsp, vf and kitsune side by side (speedups, traffic, coverage)", HELP,
-    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run};
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run, O_WL | O_MODE};

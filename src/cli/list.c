@@ -12,20 +12,37 @@ static const char *const HELP =
     "usage: kitsune list\n"
     "\n"
     "List the shipped hardware descriptions (hw/) and workloads (workloads/) with a one-line\n"
-    "description each. Any of them can be named without path or .json suffix.\n";
+    "description each. Any of them can be named without path or .json suffix. They are found in\n"
+    "$KITSUNE_HOME, else next to the binary (../share/kitsune when installed, .. in the build\n"
+    "tree), else in the install prefix the binary was built for, else the current directory.\n"
+    "Exit status 2 when no hardware or workload files are found there.\n";
+
+/* An installed or copied binary that finds no data must say so, not print empty lists. */
+static int none_found(cli_ctx *x, const char *dir)
+{
+    char root[PATH_MAX];
+    cli_root(root, sizeof root);
+    return cli_error(x, 0, NULL,
+                     "no %s files in %s/%s/ (set KITSUNE_HOME to the directory that holds hw/ and "
+                     "workloads/)",
+                     strcmp(dir, "hw") ? "workload" : "hardware", root, dir);
+}
 
 static int run(cli_ctx *x)
 {
-    (void)x;
     static char names[CLI_MAX_WL][64];
     int n = cli_list_dir("hw", names, CLI_MAX_WL);
+    if (!n)
+        return none_found(x, "hw");
+    int nwl = cli_list_dir("workloads", names + n, CLI_MAX_WL - n);
+    if (!nwl)
+        return none_found(x, "workloads");
     printf("hardware (hw/):\n");
     for (int i = 0; i < n; i++) {
         hw_gpu g;
         kt_err le;
         err_clear(&le);
-        char path[PATH_MAX];
-        if (cli_resolve("hw", names[i], path, sizeof path, &le) || hw_load(path, &g, &le)) {
+        if (cli_load_hw(names[i], &g, &le)) {
             printf("  %-16s (invalid: %s)\n", names[i], le.msg);
             continue;
         }
@@ -53,4 +70,4 @@ static int run(cli_ctx *x)
     return 0;
 }
 
-const cli_command cmd_list = {"list", "shipped hardware descriptions and workloads", HELP, 0, 0, run};
+const cli_command cmd_list = {"list", "shipped hardware descriptions and workloads", HELP, 0, 0, run, 0};

@@ -29,6 +29,7 @@ static const char *const HELP =
     "                                   search's segments, the longest pipelinable runs): its time\n"
     "                                   as a pipeline, the rest's time for the same ops, and why it\n"
     "                                   was or was not pipelined\n"
+    "  --dtype DT                       every floating-point tensor in DT (as for predict)\n"
     "  --format table|json|csv          output format (default table)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
     "\n"
@@ -287,7 +288,10 @@ static int run(cli_ctx *x)
         return -1;
     if (c->format == FMT_JSON) {
         out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
+        cli_json_memory(f, &x->mem, &x->hw);
         json(f, r, pl, rr.g);
+        cli_json_warnings(f, x);
+        fputs("}\n", f);
     } else if (c->format == FMT_CSV) {
         csv(f, pl, rr.g, &x->hw, c->opts.training);
     } else {
@@ -300,4 +304,4 @@ static int run(cli_ctx *x)
 }
 
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
-                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY, CMD_HW | CMD_OUT, run};
+                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY, CMD_HW | CMD_OUT, run, 0};

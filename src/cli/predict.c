@@ -16,6 +16,8 @@ static const char *const HELP =
     "  --mode inference|training   training derives forward + backward (default inference)\n"
     "  --exec bsp|vf|kitsune|all   execution model(s) (default bsp)\n"
     "  --set NAME=VALUE            override a workload parameter (repeatable)\n"
+    "  --dtype DT                  run the workload in another precision: every floating-point\n"
+    "                              tensor becomes DT (fp32, tf32, fp16, bf16, fp8)\n"
     "  --optimizer none|sgd|adam   training: append optimizer update ops (default none)\n"
     "  --vf inductor|paper|rules   vf fusion policy (default inductor: what torch.compile fuses;\n"
     "                              paper: the Kitsune paper's baseline, forward only; rules: the\n"
@@ -30,6 +32,11 @@ static const char *const HELP =
     "  --explain                   table: show the roofline terms behind every time\n"
     "  -o FILE                     write to FILE (atomically) instead of stdout\n"
     "\n"
+    "Warnings (stderr, and \"warnings\" in JSON) flag what makes a prediction wrong without\n"
+    "failing it: hw values outside the range of real GPUs, GEMMs in a dtype the GPU has no tensor\n"
+    "cores for (they run on FP32 SIMT units), a memory footprint (weights + peak live activations,\n"
+    "\"memory\" in JSON) over the GPU's capacity.\n"
+    "\n"
     "example: kitsune predict --hw a100 --workload nerf --exec all --set B=65536\n";
 
 static int run(cli_ctx *x)
@@ -37,8 +44,6 @@ static int run(cli_ctx *x)
     cli_common *c = &x->c;
     if (c->modes == 3)
         return cli_error(x, 0, "--mode", "predict takes one mode (use compare for both)");
-    if (c->nworkload > 1)
-        return cli_error(x, 0, "--workload", "predict takes one workload");
     if (!c->exec_given) /* predict's default is bsp alone */
         c->opts.exec_mask = EXEC_BSP;
     kt_run_result rr;
@@ -49,6 +54,7 @@ static int run(cli_ctx *x)
         return -1;
     if (c->format == FMT_JSON) {
         out_json_head(f, KT_VERSION, &x->hw, rr.g, c->opts.training);
+        cli_json_memory(f, &x->mem, &x->hw);
         fputs(",\n \"results\": [", f);
         for (int i = 0; i < rr.nres; i++) {
             fputs(i ? ",\n " : "\n ", f);
@@ -65,6 +71,7 @@ static int run(cli_ctx *x)
             }
             fputs("]", f);
         }
+        cli_json_warnings(f, x);
         fputs("}\n", f);
     } else if (c->format == FMT_CSV) {
         out_csv_items_header(f);
@@ -93,4 +100,4 @@ static int run(cli_ctx *x)
 
 const cli_command cmd_predict = {
     "predict", "time, traffic and energy of one workload under bsp, vf and kitsune", HELP,
-    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, CMD_HW | CMD_OUT, run};
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_EXPLAIN, CMD_HW | CMD_OUT, run, 0};

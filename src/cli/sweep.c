@@ -10,9 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "../io/csv.h"
 #include "../io/file.h"
 #include "../io/jsonx.h"
+#include "../model/graph.h"
+#include "../model/lint.h"
 #include "../model/run.h"
 #include "../opt/ilp.h"
 #include "../io/hw_json.h"
@@ -23,14 +27,22 @@
 #include "metrics.h"
 
 static const char *const HELP =
-    "usage: kitsune sweep --hw HW --workload WL|all --vary NAME=VALUES [--vary ...] [options]\n"
+    "usage: kitsune sweep --hw HW [--hw HW]... --workload WL|all --vary NAME=VALUES [--vary ...]\n"
+    "                     [--zip NAME=VALUES --zip NAME=VALUES ...] [options]\n"
     "\n"
-    "Cross product of the --vary lists over the workloads and modes; one CSV row per (point,\n"
-    "execution model) with every varied input and every output. NAME is a parameter of the\n"
-    "workload (applied like --set) or else a dotted field of the hw JSON (e.g. sm_count,\n"
-    "l2.bandwidth_GBps, dram.bandwidth_GBps).\n"
-    "VALUES: a list 54,108,216; multiples of the file's value x0.5,x1,x2; a geometric range\n"
-    "32:4096:x2; an arithmetic range 1:10:+3.\n"
+    "Cross product of the GPUs, workloads, modes, each --vary list and the --zip lists; one CSV\n"
+    "row per (point, execution model) with every varied input and every output. NAME is a\n"
+    "parameter of the workload (applied like --set) or else a dotted field of the hw JSON (e.g.\n"
+    "sm_count, l2.bandwidth_GBps, dram.bandwidth_GBps).\n"
+    "VALUES: a list 54,108,216; multiples of the file's value x0.5,x1,x2 (of each GPU's own value);\n"
+    "a geometric range 32:4096:x2; an arithmetic range 1:10:+3.\n"
+    "--zip fields vary together, as one axis of the cross product: their lists need the same\n"
+    "length, and point i takes the i-th value of each (2x SMs with 2x L2 bandwidth: --zip\n"
+    "sm_count=x1,x2 --zip l2.bandwidth_GBps=x1,x2).\n"
+    "Several --hw: the GPU is an axis too (outermost) and the CSV's hw column names it.\n"
+    "Columns: point,hw,workload,mode,<varied inputs>,exec,time_s,speedup_vs_bsp,speedup_vs_vf,\n"
+    "flops,dram_read_bytes,dram_write_bytes,dram_bytes,traffic_reduction_frac,energy_J,\n"
+    "avg_power_W,clock_MHz,kernels,ops_total,ops_covered,coverage_frac[,power_cap_W,capped_*].\n"
     "\n"
     "  --mode inference|training|both   (default inference)\n"
     "  --exec bsp|vf|kitsune|all        (default all; speedups need bsp and vf)\n"
@@ -43,11 +55,14 @@ static const char *const HELP =
     "                                   scaled (default) multiplies TDP, static and idle power\n"
     "                                   by SMs / the file's SMs; fixed keeps the file's TDP; none\n"
     "                                   lifts the board limit (columns power_policy, tdp_W)\n"
-    "  --set, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
-    "  --vf-backward\n"
-    "                                   as for predict\n"
+    "  --set, --dtype, --power-cap, --select, --scheduler, --rest, --launch, --optimizer, --vf,\n"
+    "  --vf-backward                    as for predict\n"
+    "Warnings (stderr) as for predict; points whose footprint exceeds the GPU's memory are\n"
+    "counted in one warning at the end.\n"
     "\n"
-    "example: kitsune sweep --hw a100 --workload nerf --vary sm_count=54,108,216 --vary B=32:4096:x2\n";
+    "examples: kitsune sweep --hw a100 --workload nerf --vary sm_count=54,108,216 --vary B=32:4096:x2\n"
+    "          kitsune sweep --hw a100 --hw h100 --workload all --zip sm_count=x1,x2 \\\n"
+    "                        --zip l2.bandwidth_GBps=x1,x2\n";
 
 enum { SW_MAX_VALUES = 1000000 };
 /* Largest number of points one sweep may have (memory for per-point slots, 8 bytes each). */
@@ -61,15 +76,30 @@ enum { SW_MAX_VALUES = 1000000 };
 /* Progress bar width in characters. */
 #define SW_BAR_CHARS 30
 
-/* One --vary: values with a per-value "multiple of the file's value" flag. */
+/* One --vary or --zip: values with a per-value "multiple of the file's value" flag. */
 typedef struct sw_vary {
     char name[64];
     int is_param;
+    int is_zip;
+    int axis;       /* the cross-product axis it moves along (all --zip share one) */
     int n, cap;
     double *v;
     int *mult;
-    double hw_base; /* hw fields: the file's value */
+    double hw_base[CLI_MAX_HW]; /* hw fields: each GPU file's value */
 } sw_vary;
+
+/* One GPU of the sweep (--hw is repeatable: the GPU is the outermost axis). */
+typedef struct sw_hw {
+    char file[PATH_MAX];
+    cJSON *root;             /* the file with its "base" chain merged: what --vary edits */
+    hw_gpu hw;               /* as loaded: used when no hw field varies */
+} sw_hw;
+
+/* Points whose footprint exceeds their GPU's memory (a warning after the sweep). */
+typedef struct sw_mem {
+    pthread_mutex_t mu;
+    long long over, first;   /* count, and the lowest such point (-1: none) */
+} sw_mem;
 
 /* One (workload, mode) block of points. */
 typedef struct sw_block {
@@ -82,26 +112,36 @@ typedef struct sw_block {
 
 typedef struct sw_ctx {
     const cli_common *c;
-    const cJSON *hw_root;
-    const char *hw_file;
-    const hw_gpu *hw;        /* when no hw field varies */
+    sw_hw *hw;
+    int nhw;
     int has_hw_vary;
     sw_vary *vary;
     int nvary;
+    int axis_n[CLI_MAX_VARY]; /* values along each axis */
+    int naxes;
     sw_block *blk;
     int nblk;
     long long ncombo, npoints;
     int nexec;
+    sw_mem *mem;
 } sw_ctx;
 
 typedef struct sw_thread_state {
-    cJSON *hw_root; /* private copy when hw fields vary */
+    cJSON *hw_root[CLI_MAX_HW]; /* private copies when hw fields vary */
     arena a;
+    long long over, first;      /* folded into sw_ctx.mem when the worker ends */
+    sw_mem *mem;
 } sw_thread_state;
 
-static int vary_fail(kt_err *e, const char *spec, const char *why)
+static int vary_fail(kt_err *e, const char *opt, const char *spec, const char *why)
 {
-    return err_set(e, KT_EINPUT, NULL, "--vary", "%s in \"%s\"", why, spec);
+    return err_set(e, KT_EINPUT, NULL, opt, "%s in \"%s\"", why, spec);
+}
+
+/* The option a spec came from, for messages. */
+static const char *vary_opt(const sw_vary *y)
+{
+    return y->is_zip ? "--zip" : "--vary";
 }
 
 static int parse_double(const char *s, double *v)
@@ -112,10 +152,11 @@ static int parse_double(const char *s, double *v)
     return (end == s || *end || errno || !isfinite(*v)) ? -1 : 0;
 }
 
-static int push_value(sw_vary *y, double v, int mult, const char *spec, kt_err *e)
+static int push_value(sw_vary *y, double v, int mult, const char *opt, const char *spec,
+                      kt_err *e)
 {
     if (y->n >= SW_MAX_VALUES)
-        return vary_fail(e, spec, "too many values");
+        return vary_fail(e, opt, spec, "too many values");
     if (y->n == y->cap) {
         int cap = y->cap ? 2 * y->cap : 8;
         y->cap = cap;
@@ -135,17 +176,17 @@ static int push_value(sw_vary *y, double v, int mult, const char *spec, kt_err *
 }
 
 /* NAME=LIST | NAME=A:B:xK | NAME=A:B:+K; list items "V" or "xV" (multiple of the file's value). */
-static int parse_vary(const char *spec, sw_vary *y, kt_err *e)
+static int parse_vary(const char *spec, const char *opt, sw_vary *y, kt_err *e)
 {
     memset(y, 0, sizeof *y);
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof y->name || !eq[1])
-        return vary_fail(e, spec, "expected NAME=VALUES");
+        return vary_fail(e, opt, spec, "expected NAME=VALUES");
     snprintf(y->name, sizeof y->name, "%.*s", (int)(eq - spec), spec);
     for (const char *p = y->name; *p; p++)
         if (!(*p == '.' || *p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
               (*p >= 'A' && *p <= 'Z')))
-            return vary_fail(e, spec, "invalid name");
+            return vary_fail(e, opt, spec, "invalid name");
     char buf[512];
     snprintf(buf, sizeof buf, "%s", eq + 1);
     if (strchr(buf, ':')) {
@@ -153,23 +194,23 @@ static int parse_vary(const char *spec, sw_vary *y, kt_err *e)
         *b++ = 0;
         char *s = strchr(b, ':');
         if (!s)
-            return vary_fail(e, spec, "a range needs START:END:xFACTOR or START:END:+STEP");
+            return vary_fail(e, opt, spec, "a range needs START:END:xFACTOR or START:END:+STEP");
         *s++ = 0;
         double lo, hi, step;
         int geo = s[0] == 'x' || s[0] == '*';
         if (!geo && s[0] != '+')
-            return vary_fail(e, spec, "the step must start with x (geometric) or + (arithmetic)");
+            return vary_fail(e, opt, spec, "the step must start with x (geometric) or + (arithmetic)");
         if (parse_double(a, &lo) || parse_double(b, &hi) || parse_double(s + 1, &step))
-            return vary_fail(e, spec, "expected numbers");
+            return vary_fail(e, opt, spec, "expected numbers");
         if (hi < lo)
-            return vary_fail(e, spec, "the end is below the start");
+            return vary_fail(e, opt, spec, "the end is below the start");
         if (geo ? !(step > 1 && lo > 0) : !(step > 0))
-            return vary_fail(e, spec, geo ? "need a factor > 1 and a start > 0" : "need a step > 0");
+            return vary_fail(e, opt, spec, geo ? "need a factor > 1 and a start > 0" : "need a step > 0");
         for (long long k = 0;; k++) {
             double v = geo ? lo * pow(step, (double)k) : lo + step * (double)k;
             if (v > hi * (1 + SW_RANGE_SLACK) + (hi == 0 ? SW_RANGE_SLACK : 0))
                 break;
-            if (push_value(y, v, 0, spec, e))
+            if (push_value(y, v, 0, opt, spec, e))
                 return -1;
         }
         return 0;
@@ -179,12 +220,12 @@ static int parse_vary(const char *spec, sw_vary *y, kt_err *e)
         int mult = tok[0] == 'x' || tok[0] == '*';
         double v;
         if (parse_double(tok + mult, &v))
-            return vary_fail(e, spec, "expected a number or xFACTOR");
-        if (push_value(y, v, mult, spec, e))
+            return vary_fail(e, opt, spec, "expected a number or xFACTOR");
+        if (push_value(y, v, mult, opt, spec, e))
             return -1;
     }
     if (!y->n)
-        return vary_fail(e, spec, "no values");
+        return vary_fail(e, opt, spec, "no values");
     return 0;
 }
 
@@ -216,19 +257,24 @@ static int has_param(const wl_graph *g, const char *name)
     return 0;
 }
 
-/* Decode point p into its block and value indices (last --vary varies fastest). */
-static const sw_block *decode(const sw_ctx *x, long long p, int *idx)
+/* Decode point p into its GPU, block and value indices: GPUs outermost, then (workload, mode)
+ * blocks, then the axes (the last varies fastest; the --zip fields share one axis). */
+static const sw_block *decode(const sw_ctx *x, long long p, int *hwi, int *idx)
 {
-    long long combo = p % x->ncombo;
-    for (int k = x->nvary - 1; k >= 0; k--) {
-        idx[k] = (int)(combo % x->vary[k].n);
-        combo /= x->vary[k].n;
+    long long combo = p % x->ncombo, at[CLI_MAX_VARY];
+    for (int a = x->naxes - 1; a >= 0; a--) {
+        at[a] = combo % x->axis_n[a];
+        combo /= x->axis_n[a];
     }
-    return &x->blk[p / x->ncombo];
+    for (int k = 0; k < x->nvary; k++)
+        idx[k] = (int)at[x->vary[k].axis];
+    *hwi = (int)(p / (x->ncombo * x->nblk));
+    return &x->blk[(p / x->ncombo) % x->nblk];
 }
 
-/* Effective value of vary k at value index i for a block (params: integers). */
-static int vary_value(const sw_ctx *x, const sw_block *b, int k, int i, double *out, kt_err *e)
+/* Effective value of vary k at value index i for a block on GPU hwi (params: integers). */
+static int vary_value(const sw_ctx *x, int hwi, const sw_block *b, int k, int i, double *out,
+                      kt_err *e)
 {
     const sw_vary *y = &x->vary[k];
     double v = y->v[i];
@@ -236,23 +282,40 @@ static int vary_value(const sw_ctx *x, const sw_block *b, int k, int i, double *
         if (y->mult[i])
             v = round(v * (double)wl_param(b->base, y->name, 0));
         if (v != floor(v) || fabs(v) > 9.0e15)
-            return err_set(e, KT_EINPUT, NULL, "--vary", "parameter \"%s\" needs integers, got %g",
-                           y->name, v);
+            return err_set(e, KT_EINPUT, NULL, vary_opt(y),
+                           "parameter \"%s\" needs integers, got %g", y->name, v);
     } else if (y->mult[i]) {
-        v *= y->hw_base;
+        v *= y->hw_base[hwi];
     }
     *out = v;
     return 0;
 }
 
+/* "point P (hw, workload, mode, NAME=V, ...)" for messages about one point. */
+static void describe_point(const sw_ctx *x, long long p, char *out, size_t n)
+{
+    int idx[CLI_MAX_VARY], hwi;
+    const sw_block *b = decode(x, p, &hwi, idx);
+    int len = snprintf(out, n, "point %lld (%s, %s, %s", p, x->hw[hwi].hw.name, b->wl,
+                       cli_mode_name(b->training));
+    for (int k = 0; k < x->nvary && len > 0 && (size_t)len < n; k++) {
+        double v = 0;
+        kt_err e2;
+        vary_value(x, hwi, b, k, idx[k], &v, &e2);
+        len += snprintf(out + len, n - (size_t)len, ", %s=%.9g", x->vary[k].name, v);
+    }
+    if (len > 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, ")");
+}
+
 static void write_header(FILE *f, const sw_ctx *x)
 {
-    fputs("point,workload,mode", f);
+    fputs("point,hw,workload,mode", f);
     for (int k = 0; k < x->nvary; k++)
         fprintf(f, ",%s", x->vary[k].name);
     fputs(",exec,time_s,speedup_vs_bsp,speedup_vs_vf,flops,dram_read_bytes,dram_write_bytes,"
-          "dram_bytes,energy_J,avg_power_W,clock_MHz,kernels,ops_total,ops_covered,power_policy,"
-          "tdp_W",
+          "dram_bytes,traffic_reduction_frac,energy_J,avg_power_W,clock_MHz,kernels,ops_total,"
+          "ops_covered,coverage_frac,power_policy,tdp_W",
           f);
     if (x->c->opts.power_cap_W > 0)
         fputs(",power_cap_W,capped_time_s,capped_energy_J,capped_avg_power_W,capped_clock_MHz,"
@@ -266,42 +329,50 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
 {
     const sw_ctx *x = vx;
     sw_thread_state *ts = vts;
-    int idx[CLI_MAX_VARY];
+    int idx[CLI_MAX_VARY], hwi;
     double val[CLI_MAX_VARY];
-    const sw_block *b = decode(x, p, idx);
+    const sw_block *b = decode(x, p, &hwi, idx);
+    const sw_hw *gpu = &x->hw[hwi];
     const cli_common *c = x->c;
     wl_set sets[CLI_MAX_SETS + CLI_MAX_VARY];
     int nsets = 0;
     for (int i = 0; i < c->nsets; i++)
         sets[nsets++] = c->sets[i];
     hw_gpu hwv;
-    const hw_gpu *hw = x->hw;
+    const hw_gpu *hw = &gpu->hw;
     for (int k = 0; k < x->nvary; k++) {
-        if (vary_value(x, b, k, idx[k], &val[k], e))
+        if (vary_value(x, hwi, b, k, idx[k], &val[k], e))
             return -1;
         if (x->vary[k].is_param) {
             sets[nsets].name = x->vary[k].name;
             sets[nsets].value = (int64_t)val[k];
             nsets++;
-        } else if (jsonx_set_number(ts->hw_root, x->vary[k].name, val[k], 0, x->hw_file, e)) {
+        } else if (jsonx_set_number(ts->hw_root[hwi], x->vary[k].name, val[k], 0, gpu->file, e)) {
             return -1;
         }
     }
     if (x->has_hw_vary) {
-        if (hw_from_json(ts->hw_root, x->hw_file, &hwv, e))
+        if (hw_from_json(ts->hw_root[hwi], gpu->file, &hwv, e))
             return -1;
         hw = &hwv;
     }
     wl_graph g;
     kt_run_result rr;
+    graph_mem mem;
     kt_opts o = c->opts;
     o.training = b->training;
-    o.power_ref_sm_count = x->hw->sm_count; /* the swept file's power fields describe its SMs */
+    o.power_ref_sm_count = gpu->hw.sm_count; /* the file's power fields describe its SMs */
     int rc = wl_from_json(b->root, b->file, sets, nsets, b->training, &ts->a, &g, e) ||
-             kt_run(hw, &g, &o, &ts->a, &rr, e);
+             (c->dtype_given && wl_set_float_dtype(&g, c->dtype, e)) ||
+             kt_run(hw, &g, &o, &ts->a, &rr, e) || graph_memory(rr.g, &ts->a, &mem, e);
     if (rc) {
         arena_free(&ts->a);
         return -1;
+    }
+    if ((double)mem.weight_bytes + (double)mem.peak_act_bytes >
+        hw->dram_capacity_GiB * 1073741824.0) {
+        if (!ts->over++ || p < ts->first)
+            ts->first = p;
     }
     const kt_result *const *by = rr.by, *const *cap = rr.capped_by;
     char *buf = NULL;
@@ -315,7 +386,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
         const kt_result *r = by[s];
         if (!r)
             continue;
-        fprintf(f, "%lld,%s,%s", p, b->wl, cli_mode_name(b->training));
+        fprintf(f, "%lld,%s,%s,%s", p, gpu->hw.name, b->wl, cli_mode_name(b->training));
         for (int k = 0; k < x->nvary; k++)
             fprintf(f, ",%.9g", val[k]);
         fprintf(f, ",%s", r->exec);
@@ -323,13 +394,14 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
         csv_num(f, mx_speedup(by[EX_BSP], r));
         csv_num(f, mx_speedup(by[EX_VF], r));
         fprintf(f, ",%lld,%lld,%lld,%lld", (long long)r->flops, (long long)r->dram_read_bytes,
-                (long long)r->dram_write_bytes,
-                (long long)(r->dram_read_bytes + r->dram_write_bytes));
+                (long long)r->dram_write_bytes, (long long)mx_dram(r));
+        csv_num(f, mx_reduction(by[EX_BSP], r));
         csv_num(f, r->energy_J);
         csv_num(f, r->avg_power_W);
         csv_num(f, r->clock_MHz);
-        fprintf(f, ",%d,%d,%d,%s", r->kernels, r->ops_total, r->ops_covered,
-                kt_power_policy_name(o.power_policy));
+        fprintf(f, ",%d,%d,%d", r->kernels, r->ops_total, r->ops_covered);
+        csv_num(f, mx_coverage(r));
+        fprintf(f, ",%s", kt_power_policy_name(o.power_policy));
         csv_num(f, kt_power_hw(hw, &o).tdp_W);
         if (o.power_cap_W > 0) {
             csv_num(f, o.power_cap_W);
@@ -350,24 +422,36 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
     return 0;
 }
 
-/* ---- per-worker state: a private hw JSON tree (when hw fields vary) and an arena ---- */
+/* ---- per-worker state: private hw JSON trees (when hw fields vary) and an arena ---- */
 static void *state_new(void *vx, kt_err *e)
 {
     const sw_ctx *x = vx;
     sw_thread_state *ts = calloc(1, sizeof *ts);
-    if (ts && x->has_hw_vary && !(ts->hw_root = cJSON_Duplicate(x->hw_root, 1))) {
+    int ok = ts != NULL;
+    for (int h = 0; ok && x->has_hw_vary && h < x->nhw; h++)
+        ok = (ts->hw_root[h] = cJSON_Duplicate(x->hw[h].root, 1)) != NULL;
+    if (!ok) {
+        for (int h = 0; ts && h < x->nhw; h++)
+            cJSON_Delete(ts->hw_root[h]);
         free(ts);
-        ts = NULL;
-    }
-    if (!ts)
         err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+        return NULL;
+    }
+    ts->first = -1;
+    ts->mem = x->mem;
     return ts;
 }
 
 static void state_free(void *vts)
 {
     sw_thread_state *ts = vts;
-    cJSON_Delete(ts->hw_root);
+    pthread_mutex_lock(&ts->mem->mu);
+    if (ts->over && (ts->mem->first < 0 || ts->first < ts->mem->first))
+        ts->mem->first = ts->first;
+    ts->mem->over += ts->over;
+    pthread_mutex_unlock(&ts->mem->mu);
+    for (int h = 0; h < CLI_MAX_HW; h++)
+        cJSON_Delete(ts->hw_root[h]);
     arena_free(&ts->a);
     free(ts);
     ilp_thread_release(); /* GLPK's per-thread environment */
@@ -484,9 +568,9 @@ typedef struct sw_setup {
     cJSON *wl_root[CLI_MAX_WL];
     char wl_file[CLI_MAX_WL][PATH_MAX];
     char wl_name[CLI_MAX_WL][64];
-    cJSON *hw_root;
-    char hw_file[PATH_MAX];
-    hw_gpu hw;
+    sw_hw hw[CLI_MAX_HW];
+    sw_mem mem;
+    lint_list warn;          /* about the GPUs and workloads, before any point runs */
     arena a;
 } sw_setup;
 
@@ -498,35 +582,44 @@ static void setup_free(sw_setup *s)
     }
     for (int i = 0; i < CLI_MAX_WL; i++)
         cJSON_Delete(s->wl_root[i]);
-    cJSON_Delete(s->hw_root);
+    for (int h = 0; h < CLI_MAX_HW; h++)
+        cJSON_Delete(s->hw[h].root);
     arena_free(&s->a);
 }
 
-static int setup(const cli_common *c, sw_setup *s, kt_err *e)
+/* Every --hw: loaded (hw_load_dir names the file of a base chain at fault) and as the merged
+ * tree that --vary edits; its values checked against the plausible ranges. */
+static int setup_hw(const cli_common *c, sw_setup *s, kt_err *e)
+{
+    if (!c->nhw)
+        return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
+    char hw_dir[PATH_MAX];
+    cli_hw_dir(hw_dir, sizeof hw_dir);
+    for (int h = 0; h < c->nhw; h++) {
+        sw_hw *u = &s->hw[h];
+        if (cli_resolve("hw", c->hws[h], u->file, sizeof u->file, e) ||
+            hw_load_dir(u->file, hw_dir, &u->hw, e) || !(u->root = hw_json_load(u->file, hw_dir, e)))
+            return -1;
+        for (int j = 0; j < h; j++)
+            if (!strcmp(s->hw[j].hw.name, u->hw.name))
+                return err_set(e, KT_EINPUT, NULL, "--hw",
+                               "two GPUs named \"%s\" (%s and %s): the hw column would not tell "
+                               "them apart",
+                               u->hw.name, s->hw[j].file, u->file);
+        lint_hw(&u->hw, &s->warn);
+    }
+    s->x.hw = s->hw;
+    s->x.nhw = c->nhw;
+    return 0;
+}
+
+/* The (workload, mode) blocks; each workload's forward graph with --set gives the defaults of
+ * its parameters ("x" values) and the dtype check on every GPU. */
+static int setup_blocks(const cli_common *c, sw_setup *s, kt_err *e)
 {
     sw_ctx *x = &s->x;
-    x->c = c;
-    x->vary = s->vary;
-    x->blk = s->blk;
-    if (!c->hw)
-        return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
-    if (cli_resolve("hw", c->hw, s->hw_file, sizeof s->hw_file, e))
-        return -1;
-    if (!(s->hw_root = jsonx_load(s->hw_file, e)) || hw_from_json(s->hw_root, s->hw_file, &s->hw, e))
-        return -1;
-    x->hw_root = s->hw_root;
-    x->hw_file = s->hw_file;
-    x->hw = &s->hw;
-    /* workloads */
     static char names[CLI_MAX_WL][64];
-    int nwl = 0;
-    for (int i = 0; i < c->nworkload; i++) {
-        if (!strcmp(c->workload[i], "all")) {
-            nwl = cli_list_dir("workloads", names, CLI_MAX_WL);
-            break;
-        }
-        snprintf(names[nwl++], 64, "%s", c->workload[i]);
-    }
+    int nwl = cli_workload_names(c, names, CLI_MAX_WL);
     if (!nwl)
         return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf or all)");
     for (int w = 0; w < nwl; w++) {
@@ -540,7 +633,8 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
             wl_graph *g = arena_calloc(&s->a, 1, sizeof *g);
             if (!g)
                 return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-            if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e))
+            if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e) ||
+                (c->dtype_given && wl_set_float_dtype(g, c->dtype, e)))
                 return -1;
             snprintf(s->wl_name[w], 64, "%s", g->name);
             if (m == 2 && g->inference_only && (nwl > 1 || c->modes == 3))
@@ -551,53 +645,102 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
             b->file = s->wl_file[w];
             b->training = m == 2;
             b->base = g;
+            const wl_graph *run;
+            op_work *works;
+            if (kt_graph(g, b->training, c->opts.optimizer, &s->a, &run, e) ||
+                !(works = op_works(run, &s->a, e)))
+                return -1;
+            for (int h = 0; h < x->nhw; h++)
+                lint_dtype(&x->hw[h].hw, run, works, &s->warn);
         }
     }
-    /* varies: a parameter of the workload, else a numeric hw field */
+    return 0;
+}
+
+/* One --vary or --zip: a parameter of every workload, else a numeric field of every GPU file. */
+static int setup_vary(const sw_setup *s, sw_vary *y, const char *spec, kt_err *e)
+{
+    const sw_ctx *x = &s->x;
+    int in_any = 0, in_all = 1;
+    const char *missing = NULL;
+    for (int b = 0; b < x->nblk; b++) {
+        if (has_param(x->blk[b].base, y->name))
+            in_any = 1;
+        else if (in_all) {
+            in_all = 0;
+            missing = x->blk[b].wl;
+        }
+    }
+    if (in_any && !in_all)
+        return err_set(e, KT_EINPUT, NULL, vary_opt(y),
+                       "workload \"%s\" has no parameter \"%s\" (the others have it)", missing,
+                       y->name);
+    if (in_any) {
+        y->is_param = 1;
+        return 0;
+    }
+    for (int h = 0; h < x->nhw; h++)
+        if (json_get(x->hw[h].root, y->name, &y->hw_base[h]))
+            return err_set(e, KT_EINPUT, NULL, vary_opt(y),
+                           "\"%s\" is neither a parameter of workload \"%s\" nor a numeric field "
+                           "of %s (in \"%s\")",
+                           y->name, x->blk[0].wl, x->hw[h].file, spec);
+    return 0;
+}
+
+static int setup(const cli_common *c, sw_setup *s, kt_err *e)
+{
+    sw_ctx *x = &s->x;
+    x->c = c;
+    x->vary = s->vary;
+    x->blk = s->blk;
+    if (setup_hw(c, s, e) || setup_blocks(c, s, e))
+        return -1;
+    /* the axes: each --vary one, all --zip together one (where the first --zip stands) */
     x->nvary = c->nvary;
     x->ncombo = 1;
+    int zip_axis = -1, zip_first = -1;
     for (int k = 0; k < c->nvary; k++) {
         sw_vary *y = &s->vary[k];
-        if (parse_vary(c->vary[k], y, e))
+        const char *opt = c->vary_zip[k] ? "--zip" : "--vary";
+        if (parse_vary(c->vary[k], opt, y, e))
             return -1;
+        y->is_zip = c->vary_zip[k];
         for (int j = 0; j < k; j++)
             if (!strcmp(s->vary[j].name, y->name))
-                return vary_fail(e, c->vary[k], "the same name is varied twice");
-        int in_any = 0, in_all = 1;
-        const char *missing = NULL;
-        for (int b = 0; b < x->nblk; b++) {
-            if (has_param(x->blk[b].base, y->name))
-                in_any = 1;
-            else if (in_all) {
-                in_all = 0;
-                missing = x->blk[b].wl;
-            }
-        }
-        if (in_any && !in_all)
-            return err_set(e, KT_EINPUT, NULL, "--vary",
-                           "workload \"%s\" has no parameter \"%s\" (the others have it)", missing,
-                           y->name);
-        if (in_any) {
-            y->is_param = 1;
-        } else if (json_get(s->hw_root, y->name, &y->hw_base) == 0) {
+                return vary_fail(e, opt, c->vary[k], "the same name is varied twice");
+        if (setup_vary(s, y, c->vary[k], e))
+            return -1;
+        if (y->is_param == 0)
             x->has_hw_vary = 1;
-        } else {
-            return err_set(e, KT_EINPUT, NULL, "--vary",
-                           "\"%s\" is neither a parameter of workload \"%s\" nor a numeric field "
-                           "of %s",
-                           y->name, x->blk[0].wl, s->hw_file);
+        if (y->is_zip && zip_axis >= 0) {
+            if (y->n != x->axis_n[zip_axis])
+                return err_set(e, KT_EINPUT, NULL, "--zip",
+                               "\"%s\" has %d values and \"%s\" %d: zipped fields vary together, "
+                               "one value of each per point",
+                               c->vary[zip_first], x->axis_n[zip_axis], c->vary[k], y->n);
+            y->axis = zip_axis;
+            continue;
+        }
+        y->axis = x->naxes;
+        x->axis_n[x->naxes++] = y->n;
+        if (y->is_zip) {
+            zip_axis = y->axis;
+            zip_first = k;
         }
         x->ncombo *= y->n;
         if (x->ncombo > SW_MAX_POINTS)
-            return err_set(e, KT_EINPUT, NULL, "--vary", "more than %lld points",
+            return err_set(e, KT_EINPUT, NULL, opt, "more than %lld points",
                            (long long)SW_MAX_POINTS);
     }
-    x->npoints = x->ncombo * x->nblk;
+    x->npoints = x->ncombo * x->nblk * x->nhw;
     if (x->npoints > SW_MAX_POINTS)
         return err_set(e, KT_EINPUT, NULL, "--vary", "more than %lld points",
                        (long long)SW_MAX_POINTS);
     int m = c->opts.exec_mask;
     x->nexec = !!(m & EXEC_BSP) + !!(m & EXEC_VF) + !!(m & EXEC_KITSUNE);
+    s->mem.first = -1;
+    x->mem = &s->mem;
     return 0;
 }
 
@@ -687,19 +830,9 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     jb = NULL;
     if (failed || fail_at >= 0) {
         /* name the point that failed, then the model's own message */
-        long long p = todo[fail_at >= 0 ? fail_at : 0];
-        int idx[CLI_MAX_VARY];
-        const sw_block *b = decode(x, p, idx);
         char where[512];
-        int n = snprintf(where, sizeof where, "point %lld (%s, %s", p, b->wl,
-                         cli_mode_name(b->training));
-        for (int k = 0; k < x->nvary && n > 0 && n < (int)sizeof where; k++) {
-            double v = 0;
-            kt_err e2;
-            vary_value(x, b, k, idx[k], &v, &e2);
-            n += snprintf(where + n, sizeof where - (size_t)n, ", %s=%.9g", x->vary[k].name, v);
-        }
-        err_set(e, we.code ? we.code : KT_EINTERNAL, we.file, we.path, "%.150s): %.160s", where,
+        describe_point(x, todo[fail_at >= 0 ? fail_at : 0], where, sizeof where);
+        err_set(e, we.code ? we.code : KT_EINTERNAL, we.file, we.path, "%.150s: %.160s", where,
                 we.msg);
         goto done;
     }
@@ -735,11 +868,27 @@ static int run(cli_ctx *x)
 {
     static sw_setup s;
     memset(&s, 0, sizeof s);
-    int rc = setup(&x->c, &s, &x->e) || run_sweep(&s, &x->c, &x->e) ? -1 : 0;
+    pthread_mutex_init(&s.mem.mu, NULL);
+    int rc = setup(&x->c, &s, &x->e);
+    cli_warn(x, &s.warn);
+    if (!rc)
+        rc = run_sweep(&s, &x->c, &x->e);
+    if (!rc && s.mem.over > 0) {
+        /* only the points computed now (not those kept by --resume) are checked */
+        char where[512];
+        lint_list l = {0};
+        describe_point(&s.x, s.mem.first, where, sizeof where);
+        lint_add(&l, "%lld point%s need%s more memory than the GPU has (weights + peak live "
+                     "activations), the first: %.200s",
+                 s.mem.over, s.mem.over == 1 ? "" : "s", s.mem.over == 1 ? "s" : "", where);
+        cli_warn(x, &l);
+    }
+    pthread_mutex_destroy(&s.mem.mu);
     setup_free(&s);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 const cli_command cmd_sweep = {
     "sweep", "design-space sweep over hardware fields and workload parameters (CSV)", HELP,
-    O_MODEL | O_EXEC | O_OUT | O_VARY | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS | O_PPOL, 0, run};
+    O_MODEL | O_EXEC | O_OUT | O_VARY | O_ZIP | O_JOBS | O_SHARD | O_RESUME | O_PROGRESS | O_PPOL,
+    0, run, O_WL | O_MODE | O_HW};

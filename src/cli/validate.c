@@ -517,4 +517,4 @@ const cli_command cmd_validate = {
     "validate", "compare the model with a reference table (paper, measurements)", HELP,
     O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD | O_VF | O_OPTIM | O_FORMAT |
         O_OUT | O_MAXERR,
-    CMD_OUT, run};
+    CMD_OUT, run, 0};

@@ -1,11 +1,15 @@
 /* hw_json: a GPU hardware description read from JSON - one table row per field, each
- * validated (type, finite, range) with its JSON path in errors. */
+ * validated (type, finite, range) with its JSON path in errors; unknown keys are errors; a file
+ * may name a "base" file whose keys it overrides. */
 #include "hw_json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonx.h"
 
@@ -74,6 +78,16 @@ static const hw_field HW_FIELDS[] = {
 };
 #undef D
 #undef I
+enum { HW_NFIELDS = sizeof HW_FIELDS / sizeof HW_FIELDS[0] };
+
+/* Tables of dtype -> number (their keys are checked as dtypes by read_dtype_table). */
+static const char *const HW_DTYPE_TABLES[] = {"tensor_flop_per_clk_per_sm",
+                                              "energy.tensor_pJ_per_flop"};
+/* Top-level keys that are not numbers: free text, provenance and inheritance. */
+static const char *const HW_META_KEYS[] = {"name", "description", "sources", "measured", "base"};
+enum { HW_NDTYPE_TABLES = sizeof HW_DTYPE_TABLES / sizeof HW_DTYPE_TABLES[0],
+       HW_NMETA = sizeof HW_META_KEYS / sizeof HW_META_KEYS[0],
+       HW_NKNOWN = HW_NFIELDS + HW_NDTYPE_TABLES + HW_NMETA };
 
 static const cJSON *lookup(const cJSON *root, const char *dotted, char *failed_at, size_t n)
 {
@@ -177,17 +191,232 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
         g->measured = 1;
         if (cJSON_IsString(d))
             snprintf(g->measured_date, sizeof g->measured_date, "%s", d->valuestring);
+        const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(m, "gpu");
+        if (cJSON_IsString(gpu))
+            snprintf(g->measured_gpu, sizeof g->measured_gpu, "%s", gpu->valuestring);
+        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(m, "fields");
+        if (cJSON_IsArray(fl))
+            g->measured_fields = cJSON_GetArraySize(fl);
     }
     return 0;
 }
 
+/* Every key a hw file may hold, as dotted paths (fields, dtype tables, meta keys). */
+static int known_keys(const char **out)
+{
+    int n = 0;
+    for (int i = 0; i < HW_NFIELDS; i++)
+        out[n++] = HW_FIELDS[i].path;
+    for (int i = 0; i < HW_NDTYPE_TABLES; i++)
+        out[n++] = HW_DTYPE_TABLES[i];
+    for (int i = 0; i < HW_NMETA; i++)
+        out[n++] = HW_META_KEYS[i];
+    return n;
+}
+
+/* Is `path` a known key (1), the dotted prefix of one, i.e. an object to descend into (2), or
+ * unknown (0)? */
+static int key_kind(const char *path, const char *const *known, int n)
+{
+    size_t len = strlen(path);
+    int kind = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(known[i], path))
+            return 1;
+        if (!strncmp(known[i], path, len) && known[i][len] == '.')
+            kind = 2;
+    }
+    return kind;
+}
+
+/* A typo'd key would be ignored and its field silently left at the base's value (or reported
+ * missing under another name), so every key must be one the loader reads. */
+static int check_keys(const cJSON *obj, const char *prefix, const char *file, kt_err *e)
+{
+    const char *known[HW_NKNOWN];
+    int n = known_keys(known);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj)
+    {
+        char path[192];
+        err_path(path, sizeof path, prefix, it->string, 0);
+        int kind = key_kind(path, known, n);
+        if (kind == 2 && cJSON_IsObject(it)) {
+            if (check_keys(it, path, file, e))
+                return -1;
+        } else if (!kind) {
+            const char *s = err_suggest(path, known, n);
+            if (s)
+                return err_set(e, KT_EINPUT, file, path, "unknown key (did you mean \"%s\"?)", s);
+            return err_set(e, KT_EINPUT, file, path,
+                           "unknown key (docs/formats.md lists the keys)");
+        }
+    }
+    return 0;
+}
+
+/* Deep merge: src's members replace dst's, objects merged member by member. */
+static int merge_into(cJSON *dst, const cJSON *src)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, src)
+    {
+        cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, it->string);
+        if (d && cJSON_IsObject(d) && cJSON_IsObject(it)) {
+            if (merge_into(d, it))
+                return -1;
+            continue;
+        }
+        cJSON *copy = cJSON_Duplicate(it, 1);
+        if (!copy)
+            return -1;
+        if (d)
+            cJSON_ReplaceItemInObjectCaseSensitive(dst, it->string, copy);
+        else
+            cJSON_AddItemToObject(dst, it->string, copy);
+    }
+    return 0;
+}
+
+/* The files of one base chain, the file itself first. */
+typedef struct hw_chain {
+    int n;
+    cJSON *tree[HW_MAX_BASE_DEPTH + 1];
+    char file[HW_MAX_BASE_DEPTH + 1][PATH_MAX];
+    char real[HW_MAX_BASE_DEPTH + 1][PATH_MAX];
+} hw_chain;
+
+static void chain_free(hw_chain *c)
+{
+    for (int i = 0; i < c->n; i++)
+        cJSON_Delete(c->tree[i]);
+    c->n = 0;
+}
+
+/* Where "base": NAME or PATH of `file` points: a path is relative to file's directory; a name is
+ * NAME.json beside the file, else in hw_dir. */
+static int base_path(const char *file, const char *base, const char *hw_dir, char *out,
+                     size_t n, kt_err *e)
+{
+    const char *slash = strrchr(file, '/');
+    int dirlen = slash ? (int)(slash - file) : 1;
+    const char *dir = slash ? file : ".";
+    size_t len = strlen(base);
+    if (strchr(base, '/') || (len > 5 && !strcmp(base + len - 5, ".json"))) {
+        if (base[0] == '/')
+            snprintf(out, n, "%s", base);
+        else
+            snprintf(out, n, "%.*s/%s", dirlen, dir, base);
+        if (access(out, R_OK))
+            return err_set(e, KT_EINPUT, file, "base", "cannot open \"%s\"", out);
+        return 0;
+    }
+    snprintf(out, n, "%.*s/%s.json", dirlen, dir, base);
+    if (!access(out, R_OK))
+        return 0;
+    if (hw_dir) {
+        snprintf(out, n, "%s/%s.json", hw_dir, base);
+        if (!access(out, R_OK))
+            return 0;
+    }
+    return err_set(e, KT_EINPUT, file, "base", "no hardware named \"%s\" beside this file%s", base,
+                   hw_dir ? " or in the hardware directory" : "");
+}
+
+/* Load file and its bases, checking each file's keys and the chain's length and cycles. */
+static int load_chain(const char *file, const char *hw_dir, hw_chain *c, kt_err *e)
+{
+    c->n = 0;
+    snprintf(c->file[0], sizeof c->file[0], "%s", file);
+    for (int i = 0;; i++) {
+        char real[PATH_MAX];
+        if (!realpath(c->file[i], real))
+            snprintf(real, sizeof real, "%s", c->file[i]);
+        memcpy(c->real[i], real, sizeof real);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(c->real[j], real))
+                return err_set(e, KT_EINPUT, c->file[i - 1], "base",
+                               "\"base\" cycle: %s is its own base", c->file[j]);
+        if (!(c->tree[i] = jsonx_load(c->file[i], e)))
+            return -1;
+        c->n = i + 1;
+        if (!cJSON_IsObject(c->tree[i]))
+            return err_set(e, KT_EINPUT, c->file[i], NULL, "top level must be an object");
+        if (check_keys(c->tree[i], "", c->file[i], e))
+            return -1;
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(c->tree[i], "base");
+        if (!b)
+            return 0;
+        if (!cJSON_IsString(b) || !b->valuestring[0])
+            return err_set(e, KT_EINPUT, c->file[i], "base",
+                           "must be a hardware name or a path to a .json file");
+        if (i == HW_MAX_BASE_DEPTH)
+            return err_set(e, KT_EINPUT, c->file[i], "base",
+                           "more than %d levels of \"base\" below %s", HW_MAX_BASE_DEPTH,
+                           c->file[0]);
+        if (base_path(c->file[i], b->valuestring, hw_dir, c->file[i + 1], sizeof c->file[i + 1],
+                      e))
+            return -1;
+    }
+}
+
+/* One tree: the deepest base, then each file over it; "base" itself is dropped. */
+static cJSON *merge_chain(const hw_chain *c, kt_err *e)
+{
+    cJSON *root = cJSON_Duplicate(c->tree[c->n - 1], 1);
+    for (int i = c->n - 2; root && i >= 0; i--)
+        if (merge_into(root, c->tree[i])) {
+            cJSON_Delete(root);
+            root = NULL;
+        }
+    if (!root) {
+        err_set(e, KT_EINTERNAL, c->file[0], NULL, "out of memory");
+        return NULL;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "base");
+    return root;
+}
+
+cJSON *hw_json_load(const char *file, const char *hw_dir, kt_err *e)
+{
+    hw_chain *c = calloc(1, sizeof *c);
+    if (!c) {
+        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        return NULL;
+    }
+    cJSON *root = load_chain(file, hw_dir, c, e) ? NULL : merge_chain(c, e);
+    chain_free(c);
+    free(c);
+    return root;
+}
+
+int hw_load_dir(const char *file, const char *hw_dir, hw_gpu *g, kt_err *e)
+{
+    hw_chain *c = calloc(1, sizeof *c);
+    if (!c)
+        return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+    int rc = -1;
+    cJSON *root = NULL;
+    if (!load_chain(file, hw_dir, c, e) && (root = merge_chain(c, e))) {
+        rc = hw_from_json(root, file, g, e);
+        /* a bad value is reported in the file that sets it, the nearest one in the chain */
+        if (rc && e->path[0] && c->n > 1) {
+            char failed[192];
+            for (int i = 0; i < c->n; i++)
+                if (lookup(c->tree[i], e->path, failed, sizeof failed)) {
+                    snprintf(e->file, sizeof e->file, "%s", c->file[i]);
+                    break;
+                }
+        }
+    }
+    cJSON_Delete(root);
+    chain_free(c);
+    free(c);
+    return rc;
+}
+
 int hw_load(const char *file, hw_gpu *g, kt_err *e)
 {
-    cJSON *root = jsonx_load(file, e);
-    if (!root)
-        return -1;
-    int rc = hw_from_json(root, file, g, e);
-    cJSON_Delete(root);
-    return rc;
+    return hw_load_dir(file, NULL, g, e);
 }
 

@@ -113,3 +113,23 @@ int jsonx_set_number(cJSON *root, const char *dotted, double value, int mult, co
     cJSON_SetNumberValue(cur, v);
     return 0;
 }
+
+int jsonx_write(FILE *f, const cJSON *root)
+{
+    char *text = cJSON_Print(root);
+    if (!text)
+        return -1;
+    /* cJSON indents with tabs and writes "key":<tab>value; strings hold no raw tabs (escaped) */
+    int line_start = 1;
+    for (const char *p = text; *p; p++) {
+        if (*p == '\t') {
+            fputs(line_start ? "  " : " ", f);
+            continue;
+        }
+        line_start = *p == '\n';
+        fputc(*p, f);
+    }
+    fputc('\n', f);
+    free(text);
+    return ferror(f) ? -1 : 0;
+}

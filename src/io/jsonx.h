@@ -3,6 +3,7 @@
 #define KT_JSONX_H
 #include <cjson/cJSON.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../err.h"
 
@@ -24,5 +25,9 @@ const cJSON *jsonx_member(const cJSON *obj, const char *key, int type, const cha
  *  only. `mult` != 0 multiplies the existing value instead. 0 or -1 with e set. */
 int jsonx_set_number(cJSON *root, const char *dotted, double value, int mult, const char *file,
                      kt_err *e);
+
+/** Write a tree as the shipped files are laid out: two-space indents, "key": value. 0 or -1
+ *  (out of memory, write error). */
+int jsonx_write(FILE *f, const cJSON *root);
 
 #endif

@@ -128,3 +128,52 @@ int graph_producer(const wl_graph *g, int t)
 {
     return g->t[graph_storage(g, t)].producer;
 }
+
+int graph_memory(const wl_graph *g, arena *a, graph_mem *m, kt_err *e)
+{
+    m->weight_bytes = m->peak_act_bytes = 0;
+    arena_pos mark = arena_mark(a);
+    int *root = graph_storage_map(g, a);
+    int *last = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
+    int64_t *delta = arena_calloc(a, (size_t)g->nop + 2, sizeof(int64_t));
+    if (!root || !last || !delta) {
+        arena_release(a, mark);
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    }
+    /* last reader of each storage; graph outputs stay to the end */
+    for (int t = 0; t < g->ntensor; t++)
+        last[t] = g->t[t].kind == TK_OUTPUT ? g->nop - 1 : -1;
+    for (int i = 0; i < g->nop; i++)
+        for (int k = 0; k < g->op[i].nin; k++) {
+            int r = root[g->op[i].in[k]];
+            if (last[r] < i)
+                last[r] = i;
+        }
+    for (int t = 0; t < g->ntensor; t++) {
+        const wl_tensor *x = &g->t[t];
+        if (x->kind == TK_WEIGHT) {
+            if (wl_add(m->weight_bytes, x->bytes, &m->weight_bytes))
+                goto overflow;
+            continue;
+        }
+        if (root[t] != t || (x->producer >= 0 && g->op[x->producer].phase == PH_OPT))
+            continue; /* a view, or a weight updated in place */
+        int from = x->producer >= 0 ? x->producer : 0;
+        int to = last[t] >= from ? last[t] : from; /* written and never read: live at its op */
+        if (wl_add(delta[from], x->bytes, &delta[from]) ||
+            wl_add(delta[to + 1], -x->bytes, &delta[to + 1]))
+            goto overflow;
+    }
+    int64_t live = 0;
+    for (int i = 0; i < g->nop; i++) {
+        if (wl_add(live, delta[i], &live))
+            goto overflow;
+        if (live > m->peak_act_bytes)
+            m->peak_act_bytes = live;
+    }
+    arena_release(a, mark);
+    return 0;
+overflow:
+    arena_release(a, mark);
+    return err_set(e, KT_EINPUT, g->file, NULL, "memory footprint overflows 64 bits");
+}

@@ -19,4 +19,16 @@ int *graph_storage_map(const wl_graph *g, arena *a);
  *  weights. */
 int graph_producer(const wl_graph *g, int t);
 
+/** The memory a run of g holds (PyTorch's caching allocator aside). */
+typedef struct graph_mem {
+    int64_t weight_bytes;   /* weights (and optimizer state): resident for the whole run */
+    int64_t peak_act_bytes; /* largest sum of live activation storage over the op order */
+} graph_mem;
+/** Liveness over the op order: a storage is live from its producer (graph inputs: the start)
+ *  to its last reader (graph outputs: the end); views share their base's storage; the outputs
+ *  of optimizer ops replace weights in place and take no new storage. Training graphs thereby
+ *  count saved activations, live from the forward op to the backward op that reads them. 0, or
+ *  -1 with e set (out of memory, overflow). */
+int graph_memory(const wl_graph *g, arena *a, graph_mem *m, kt_err *e);
+
 #endif

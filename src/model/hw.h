@@ -51,6 +51,8 @@ typedef struct hw_gpu {
     /* provenance */
     int measured; /* 1 when a calibration merged measured values */
     char measured_date[32];
+    char measured_gpu[64]; /* the GPU the values were measured on */
+    int measured_fields;   /* how many fields were measured */
 } hw_gpu;
 
 /** Peak FLOP/s of one SM on the tensor cores for dtype d at clock_MHz (0 if unsupported). */

@@ -8,6 +8,7 @@
 #include "exec/bsp.h"
 #include "exec/kitsune.h"
 #include "exec/vf.h"
+#include "graph.h"
 #include "op.h"
 
 const char *kt_power_policy_name(int p)
@@ -91,6 +92,12 @@ int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e)
         if (t->saved)
             s->saved_bytes += t->bytes;
     }
+    graph_mem m;
+    if (graph_memory(g, a, &m, e))
+        return -1;
+    s->peak_act_bytes = m.peak_act_bytes;
+    if (wl_add(m.weight_bytes, m.peak_act_bytes, &s->footprint_bytes))
+        return err_set(e, KT_EINPUT, g->file, NULL, "memory footprint overflows 64 bits");
     return 0;
 }
 

@@ -68,6 +68,8 @@ typedef struct kt_summary {
     int64_t act_bytes;     /* intermediates that own storage (not views) */
     int64_t min_dram_bytes;/* inputs and weights read once, outputs written once */
     int64_t saved_bytes;   /* forward activations the backward reads */
+    int64_t peak_act_bytes;/* largest sum of live activations over the op order (graph_memory) */
+    int64_t footprint_bytes; /* weight_bytes + peak_act_bytes: the memory a run needs */
 } kt_summary;
 /** Summarize a checked graph. 0, or -1 with e set (overflow, out of memory). */
 int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e);

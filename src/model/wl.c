@@ -69,6 +69,19 @@ int wl_add_tensor(wl_graph *g, const char *name, int ndim, const int64_t *dim, d
     return g->ntensor++;
 }
 
+int wl_set_float_dtype(wl_graph *g, dtype d, kt_err *e)
+{
+    for (int i = 0; i < g->ntensor; i++) {
+        wl_tensor *t = &g->t[i];
+        if (!dt_is_float(t->dt))
+            continue;
+        t->dt = d;
+        if (wl_mul(t->elems, dt_bytes(d), &t->bytes))
+            return err_set(e, KT_EINPUT, g->file, t->name, "byte count overflows 64 bits");
+    }
+    return 0;
+}
+
 int wl_add_op(wl_graph *g, const char *name, int type, const int *in, int nin, const int *out,
               int nout, const wl_attr *attr, int nattr, kt_err *e)
 {

@@ -96,6 +96,11 @@ int wl_find_tensor(const wl_graph *g, const char *name);
 /** Value of a parameter, or def if absent. */
 int64_t wl_param(const wl_graph *g, const char *name, int64_t def);
 
+/** Give every floating-point tensor of g dtype d (a floating-point type): the same model in
+ *  another precision (--dtype). Integer and boolean tensors (indices, masks) keep theirs. 0, or
+ *  -1 with e set when a byte count overflows. */
+int wl_set_float_dtype(wl_graph *g, dtype d, kt_err *e);
+
 /** Attribute helpers (NULL/def when absent). */
 const wl_attr *wl_attr_get(const wl_op *o, const char *key);
 int64_t wl_attr_int(const wl_op *o, const char *key, int64_t def);
