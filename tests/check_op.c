@@ -40,7 +40,7 @@ static int T(const char *name, dtype dt, wl_kind kind, int nd, ...)
 
 static wl_attr IATTR(const char *k, int64_t v)
 {
-    wl_attr a = {k, WA_INT, v, NULL, 0, NULL};
+    wl_attr a = {.key = k, .type = WA_INT, .ival = v};
     return a;
 }
 
@@ -199,7 +199,7 @@ START_TEST(test_reduce)
     int x = T("x", DT_FP32, TK_INPUT, 2, 6LL, 10LL);
     int y = T("y", DT_FP32, TK_OUTPUT, 1, 6LL);
     int64_t ax1[1] = {-1};
-    wl_attr at[1] = {{"axes", WA_LIST, 0, ax1, 1, NULL}};
+    wl_attr at[1] = {{.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1}};
     op_work w = W(OP_REDUCE, &x, 1, y, at, 1);
     ck_assert_int_eq(w.kind, OPK_ROW);
     ck_assert_int_eq(w.rows, 6);
@@ -209,13 +209,13 @@ START_TEST(test_reduce)
     ck_assert_int_eq(w.out_bytes, 24);
     /* over axis 0 with keepdim: [1,10] */
     int64_t ax0[1] = {0};
-    wl_attr at0[2] = {{"axes", WA_LIST, 0, ax0, 1, NULL}, IATTR("keepdim", 1)};
+    wl_attr at0[2] = {{.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, IATTR("keepdim", 1)};
     int y0 = T("y0", DT_FP32, TK_OUTPUT, 2, 1LL, 10LL);
     op_work w0 = W(OP_REDUCE, &x, 1, y0, at0, 2);
     ck_assert_int_eq(w0.rows, 10);
     ck_assert_int_eq(w0.row_len, 6);
     int64_t ax5[1] = {5};
-    wl_attr at5[1] = {{"axes", WA_LIST, 0, ax5, 1, NULL}};
+    wl_attr at5[1] = {{.key = "axes", .type = WA_LIST, .list = ax5, .nlist = 1}};
     W_bad(OP_REDUCE, &x, 1, y, at5, 1, "attrs.axes", "axis 5 out of range for 2 dimensions");
 }
 END_TEST
@@ -471,7 +471,7 @@ START_TEST(test_kernel_classes)
     ck_assert_int_eq(W(OP_MATMUL, in5, 2, dw, &ta, 1).align1, 1);
     /* column reduction: sum over rows of [4096, 256] */
     int64_t ax0[1] = {0}, ax1[1] = {1};
-    wl_attr a0 = {"axes", WA_LIST, 0, ax0, 1, NULL}, a1 = {"axes", WA_LIST, 0, ax1, 1, NULL};
+    wl_attr a0 = {.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, a1 = {.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1};
     int cs = T("cs", DT_BF16, TK_INTER, 1, 256LL), rs = T("rs", DT_BF16, TK_INTER, 1, 4096LL);
     ck_assert_int_eq(W(OP_REDUCE, &dy, 1, cs, &a0, 1).col_reduce, 1);
     ck_assert_int_eq(W(OP_REDUCE, &dy, 1, rs, &a1, 1).col_reduce, 0);

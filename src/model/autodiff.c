@@ -52,19 +52,19 @@ static const wl_tensor *FT(const ad_ctx *c, int t)
 
 static wl_attr attr_int(const char *key, int64_t v)
 {
-    wl_attr a = {key, WA_INT, v, NULL, 0, NULL};
+    wl_attr a = {.key = key, .type = WA_INT, .ival = v};
     return a;
 }
 
 static wl_attr attr_str(const char *key, const char *v)
 {
-    wl_attr a = {key, WA_STR, 0, NULL, 0, v};
+    wl_attr a = {.key = key, .type = WA_STR, .sval = v};
     return a;
 }
 
 static wl_attr attr_list(const char *key, int64_t *list, int n)
 {
-    wl_attr a = {key, WA_LIST, 0, list, n, NULL};
+    wl_attr a = {.key = key, .type = WA_LIST, .list = list, .nlist = n};
     return a;
 }
 
