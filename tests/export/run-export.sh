@@ -209,6 +209,18 @@ done
 grep -q '^drop.grad_x  *mul ' "$tmp/zoot.training" && grep -q '^cumsum.grad_x.cumsum  *cumsum ' "$tmp/zoot.training" &&
     ok || bad "predict zoo training: no dropout/cumsum backward: $(cat "$tmp/zoot.training")"
 
+# addmm/baddbmm with a live C: one GEMM each, C read in the epilogue (addmm with a [N] bias and a
+# [K, N] weight folds into linear); FLOPs by hand: 2*4*64*64 + 2*2*8*8*64 tensor, one add per
+# output element (4*64 + 2*8*8)
+export_ok addmm "$M:AddMM" --input x=4x64 --input q=2x8x64 --input s=2x8x8
+js "$tmp/addmm.json" "op('baddbmm')['type'] == 'matmul' and op('baddbmm')['inputs'] == ['q', 'q', 's']" \
+    "'add' not in types and op('addmm')['inputs'] == ['x', 'w', 'c']"
+info "$tmp/addmm.json" >"$tmp/addmm.info"
+js "$tmp/addmm.info" "w['flops_tensor'] == $((2 * 4 * 64 * 64 + 2 * 2 * 8 * 8 * 64))" \
+    "w['flops_simt'] == $((4 * 64 + 2 * 8 * 8))"
+"$bin" predict --hw a100 --workload "$tmp/addmm.json" --mode training >/dev/null 2>&1
+check "predict addmm (training) exit status" $? 0
+
 # 9. bad command lines: exit status 2
 "$PY" tools/kitsune-export "$M:MLP2" -o "$tmp/x.json" 2>/dev/null
 check "no --input" $? 2
