@@ -484,6 +484,151 @@ START_TEST(test_no_grad_paths_and_errors)
 }
 END_TEST
 
+/* A conv block: conv2d (x requiring a gradient, weight, bias, padding 1) -> training batchnorm
+ * -> relu -> 2x2 max pooling. Backward: dgrad, wgrad and a bias reduction over (N, H, W); one
+ * batchnorm_backward with the forward's attributes; the pooling backward reads the argmax
+ * indices, which the training graph declares as the pooling's second output (saved). Tensor
+ * FLOPs: the forward conv 2 x (2*16*16) x 16 x 8 x 9 = 1,179,648, dgrad and wgrad the same. */
+START_TEST(test_conv_block)
+{
+    const char *json =
+        "{\"name\":\"cb\",\"tensors\":{"
+        "\"x\":{\"shape\":[2,8,16,16],\"dtype\":\"bf16\",\"kind\":\"input\",\"requires_grad\":true},"
+        "\"w\":{\"shape\":[16,8,3,3],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"b\":{\"shape\":[16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"g\":{\"shape\":[16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"bt\":{\"shape\":[16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"y1\":{\"shape\":[2,16,16,16],\"dtype\":\"bf16\"},"
+        "\"y2\":{\"shape\":[2,16,16,16],\"dtype\":\"bf16\"},"
+        "\"y3\":{\"shape\":[2,16,16,16],\"dtype\":\"bf16\"},"
+        "\"out\":{\"shape\":[2,16,8,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":["
+        "{\"name\":\"conv\",\"type\":\"conv2d\",\"inputs\":[\"x\",\"w\",\"b\"],\"outputs\":[\"y1\"],"
+        "\"attrs\":{\"padding\":[1,1],\"layout\":\"nchw\"}},"
+        "{\"name\":\"bn\",\"type\":\"batchnorm\",\"inputs\":[\"y1\",\"g\",\"bt\"],\"outputs\":[\"y2\"],"
+        "\"attrs\":{\"training\":1,\"axis\":1}},"
+        "{\"name\":\"act\",\"type\":\"relu\",\"inputs\":[\"y2\"],\"outputs\":[\"y3\"]},"
+        "{\"name\":\"pool\",\"type\":\"pool2d\",\"inputs\":[\"y3\"],\"outputs\":[\"out\"],"
+        "\"attrs\":{\"op\":\"max\",\"kernel\":2}}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    assert_grads_consistent(&g);
+    int x = wl_find_tensor(&g, "x"), w = wl_find_tensor(&g, "w");
+    int dg = find_op(&g, "conv.grad_x"), wg = find_op(&g, "conv.grad_w"), bg = find_op(&g, "conv.grad_b");
+    ck_assert_int_eq(g.op[dg].type, OP_CONV2D_DGRAD);
+    ck_assert_int_eq(g.op[dg].in[1], w);
+    ck_assert_int_eq(g.op[dg].out[0], final_grad(&g, x));
+    ck_assert_int_eq(g.op[wg].type, OP_CONV2D_WGRAD);
+    ck_assert_int_eq(g.op[wg].in[1], x);
+    ck_assert_int_eq(g.op[wg].out[0], final_grad(&g, w));
+    ck_assert_int_eq(g.op[bg].type, OP_REDUCE);
+    const wl_attr *ax = wl_attr_get(&g.op[bg], "axes");
+    ck_assert(ax && ax->nlist == 3 && ax->list[0] == 0 && ax->list[1] == 2 && ax->list[2] == 3);
+    ck_assert_int_eq(wl_attr_int(&g.op[wg], "groups", 1), 1);
+    ck_assert_int_eq(phase_flops(&g, PH_FWD, -1), 1179648);
+    ck_assert_int_eq(phase_flops(&g, PH_BWD, -1), 2 * 1179648);
+    int bb = find_op(&g, "bn.grad");
+    ck_assert_int_eq(g.op[bb].type, OP_BATCHNORM_BWD);
+    ck_assert_int_eq(g.op[bb].nout, 3);
+    ck_assert_int_eq(wl_attr_int(&g.op[bb], "training", 0), 1);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "y1")].saved, 1); /* batchnorm backward reads its x */
+    int po = find_op(&g, "pool");
+    ck_assert_int_eq(g.op[po].nout, 2);
+    int ix = g.op[po].out[1];
+    ck_assert_int_eq(g.t[ix].dt, DT_INT64);
+    ck_assert_int_eq(g.t[ix].saved, 1);
+    int pb = find_op(&g, "pool.grad_x");
+    ck_assert_int_eq(g.op[pb].type, OP_POOL2D_BWD);
+    ck_assert_int_eq(g.op[pb].nin, 2);
+    ck_assert_int_eq(g.op[pb].in[1], ix);
+    arena_free(&a);
+}
+END_TEST
+
+/* Selections, scans, dropout and the new optional operands:
+ * h = matmul(x, w) + C; (values, idx) = topk(h, 4); cs = cumsum(values); (d, m) = dropout(cs);
+ * (sv, si) = sort(h); o = index_add into h of src rows; attention with a mask.
+ * Backward: topk and sort scatter dy into zeros at their saved indices; cumsum is a flip copy,
+ * a cumsum and a flip copy; dropout multiplies by the saved mask; C's gradient is dy summed
+ * over the rows; index_add passes dy to its destination and gathers src's rows; the attention
+ * backward re-reads the mask. */
+START_TEST(test_selections_scans_extras)
+{
+    const char *json =
+        "{\"name\":\"sel\",\"tensors\":{"
+        "\"x\":{\"shape\":[8,16],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"w\":{\"shape\":[16,16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"c\":{\"shape\":[16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"src\":{\"shape\":[4,16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"ri\":{\"shape\":[4],\"dtype\":\"int64\",\"kind\":\"input\"},"
+        "\"h\":{\"shape\":[8,16],\"dtype\":\"bf16\"},"
+        "\"v\":{\"shape\":[8,4],\"dtype\":\"bf16\"},"
+        "\"i\":{\"shape\":[8,4],\"dtype\":\"int64\"},"
+        "\"cs\":{\"shape\":[8,4],\"dtype\":\"bf16\"},"
+        "\"d\":{\"shape\":[8,4],\"dtype\":\"bf16\",\"kind\":\"output\"},"
+        "\"m\":{\"shape\":[8,4],\"dtype\":\"bool\",\"kind\":\"output\"},"
+        "\"sv\":{\"shape\":[8,16],\"dtype\":\"bf16\",\"kind\":\"output\"},"
+        "\"si\":{\"shape\":[8,16],\"dtype\":\"int64\",\"kind\":\"output\"},"
+        "\"o\":{\"shape\":[8,16],\"dtype\":\"bf16\",\"kind\":\"output\"},"
+        "\"q\":{\"shape\":[1,2,4,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"mask\":{\"shape\":[4,4],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"att\":{\"shape\":[1,2,4,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":["
+        "{\"name\":\"mm\",\"type\":\"matmul\",\"inputs\":[\"x\",\"w\",\"c\"],\"outputs\":[\"h\"]},"
+        "{\"name\":\"tk\",\"type\":\"topk\",\"inputs\":[\"h\"],\"outputs\":[\"v\",\"i\"],"
+        "\"attrs\":{\"k\":4}},"
+        "{\"name\":\"scan\",\"type\":\"cumsum\",\"inputs\":[\"v\"],\"outputs\":[\"cs\"],\"attrs\":{\"axis\":1}},"
+        "{\"name\":\"dp\",\"type\":\"dropout\",\"inputs\":[\"cs\"],\"outputs\":[\"d\",\"m\"],"
+        "\"attrs\":{\"p_permille\":100}},"
+        "{\"name\":\"st\",\"type\":\"sort\",\"inputs\":[\"h\"],\"outputs\":[\"sv\",\"si\"]},"
+        "{\"name\":\"ia\",\"type\":\"index_add\",\"inputs\":[\"h\",\"ri\",\"src\"],\"outputs\":[\"o\"]},"
+        "{\"name\":\"at\",\"type\":\"attention\",\"inputs\":[\"q\",\"q\",\"q\",\"mask\"],\"outputs\":[\"att\"]}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    assert_grads_consistent(&g);
+    /* topk: zeros [8, 16] + scatter(zeros, i, dy) along axis 1 (the forward's -1) */
+    int tz = find_op(&g, "tk.grad_x.zeros"), ts = find_op(&g, "tk.grad_x");
+    ck_assert_int_eq(g.op[tz].type, OP_FILL);
+    ck_assert_int_eq(g.t[g.op[tz].out[0]].dim[1], 16);
+    ck_assert_int_eq(g.op[ts].type, OP_SCATTER);
+    ck_assert_int_eq(g.op[ts].in[1], wl_find_tensor(&g, "i"));
+    ck_assert_int_eq(wl_attr_int(&g.op[ts], "axis", -1), 1);
+    ck_assert_int_eq(g.t[wl_find_tensor(&g, "i")].saved, 1);
+    ck_assert_int_eq(g.op[find_op(&g, "st.grad_x")].type, OP_SCATTER);
+    ck_assert_int_eq(g.op[find_op(&g, "st.grad_x")].in[1], wl_find_tensor(&g, "si"));
+    /* cumsum: flip, cumsum, flip */
+    ck_assert_int_eq(g.op[find_op(&g, "scan.grad_x.flip")].type, OP_COPY);
+    ck_assert_int_eq(g.op[find_op(&g, "scan.grad_x.cumsum")].type, OP_CUMSUM);
+    ck_assert_int_eq(g.op[find_op(&g, "scan.grad_x")].type, OP_COPY);
+    /* dropout: dy * mask */
+    int dg = find_op(&g, "dp.grad_x");
+    ck_assert_int_eq(g.op[dg].type, OP_MUL);
+    ck_assert_int_eq(g.op[dg].in[1], wl_find_tensor(&g, "m"));
+    /* C of the matmul: dy summed over the 8 rows */
+    int cg = final_grad(&g, wl_find_tensor(&g, "c"));
+    ck_assert_int_eq(g.op[g.t[cg].producer].type, OP_REDUCE);
+    /* index_add with a destination: h gets dy as is (no kernel), src an index_select of dy */
+    int sg = find_op(&g, "ia.grad_src");
+    ck_assert_int_eq(g.op[sg].type, OP_INDEX_SELECT);
+    ck_assert_int_eq(g.op[sg].out[0], final_grad(&g, wl_find_tensor(&g, "src")));
+    ck_assert_int_lt(find_op(&g, "ia.grad_x"), 0);
+    /* h is read by topk, sort and index_add: two accumulation adds */
+    ck_assert_int_ge(find_op(&g, "h.grad_acc2"), 0);
+    ck_assert_int_lt(find_op(&g, "h.grad_acc3"), 0);
+    /* attention backward with the mask as its sixth input */
+    int ab = find_op(&g, "at.grad");
+    ck_assert_int_eq(g.op[ab].nin, 6);
+    ck_assert_int_eq(g.op[ab].in[5], wl_find_tensor(&g, "mask"));
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *autodiff_suite(void)
 {
     Suite *s = suite_create("autodiff");
@@ -496,6 +641,8 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_accumulation);
     tcase_add_test(tc, test_structured_ops);
     tcase_add_test(tc, test_no_grad_paths_and_errors);
+    tcase_add_test(tc, test_conv_block);
+    tcase_add_test(tc, test_selections_scans_extras);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "../src/model/cost.h"
+#include "../src/model/op.h"
+#include "../src/model/wl.h"
 #include "ktest.h"
 
 /* Synthetic GPU: 10 SMs at 1000 MHz; bf16 tensor 1000 FLOP/clk/SM = 1e12 FLOP/s per SM; SIMT
@@ -562,6 +564,238 @@ START_TEST(test_embedding_backward)
 }
 END_TEST
 
+/* ---- the conv / batchnorm / sort / scan families: op_work from a small graph (op.c) ---- */
+
+static arena GA;
+static wl_graph GG;
+
+static void graph_setup(void)
+{
+    memset(&GA, 0, sizeof GA);
+    wl_init(&GG, "t", &GA);
+}
+
+static void graph_teardown(void)
+{
+    arena_free(&GA);
+}
+
+static int GT(const char *name, dtype dt, int nd, const int64_t *d)
+{
+    kt_err e;
+    err_clear(&e);
+    int t = wl_add_tensor(&GG, name, nd, d, dt, TK_INTER, &e);
+    ck_assert_msg(t >= 0, "tensor %s: %s", name, e.msg);
+    return t;
+}
+
+/* Op of the test graph, checked, and its work. */
+static op_work GW(int type, const int *in, int nin, const int *out, int nout, const wl_attr *at, int nat)
+{
+    kt_err e;
+    err_clear(&e);
+    char name[16], msg[256] = "", sub[64] = "";
+    snprintf(name, sizeof name, "op%d", GG.nop);
+    int o = wl_add_op(&GG, name, type, in, nin, out, nout, at, nat, &e);
+    ck_assert_int_ge(o, 0);
+    ck_assert_msg(op_check(&GG, &GG.op[o], msg, sizeof msg, sub, sizeof sub) == 0, "%s: %s", sub, msg);
+    op_work w;
+    ck_assert_int_eq(op_work_of(&GG, &GG.op[o], &w, msg, sizeof msg), 0);
+    return w;
+}
+
+static wl_attr IA(const char *k, int64_t v)
+{
+    wl_attr a = {.key = k, .type = WA_INT, .ival = v};
+    return a;
+}
+
+static wl_attr SA(const char *k, const char *v)
+{
+    wl_attr a = {.key = k, .type = WA_STR, .sval = v};
+    return a;
+}
+
+/* The implicit GEMM reads its A panels (im2col of the 3x3 window) through L2: 32 x 64 x 56 x 56
+ * NHWC bf16 into 64 channels, M = 100,352 pixels = 784 tiles of 128 rows (N = 64 fits one 64-wide
+ * tile, 128x256 and 256x128 need N >= 128): the A panels are 784 x 128 x 576 x 2 B =
+ * 115,605,504 B = 9 x the input's 12,845,056 B (each input element read once per tap), the B
+ * panels 784 x 64 x 576 x 2 B, the output once. */
+START_TEST(test_conv_implicit_gemm)
+{
+    hw_gpu g = synth();
+    int64_t xd[4] = {32, 56, 56, 64}, wd[4] = {64, 3, 3, 64};
+    int in[2] = {GT("x", DT_BF16, 4, xd), GT("w", DT_BF16, 4, wd)};
+    int y = GT("y", DT_BF16, 4, xd);
+    wl_attr at[2] = {IA("padding", 1), SA("layout", "nhwc")};
+    op_work w = GW(OP_CONV2D, in, 2, &y, 1, at, 2);
+    cost_tiling t;
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tm, 128);
+    ck_assert_int_eq(t.tn, 64);
+    ck_assert_int_eq(t.tiles, 784);
+    int64_t a_panels = 784LL * 128 * 576 * 2, x_bytes = 32LL * 56 * 56 * 64 * 2;
+    ck_assert_int_eq(a_panels, 9 * x_bytes);
+    ck_assert_int_eq(t.l2_bytes, a_panels + 784LL * 64 * 576 * 2 + x_bytes);
+    ck_assert_int_le(t.kernels, 1); /* NHWC: no layout transforms */
+}
+END_TEST
+
+/* NCHW bf16 on the a100: cuDNN's three layout transforms (x 802,816 B, w 147,456 B, y
+ * 1,605,632 B = 2,555,904 B) are three more kernels, each streaming its tensor in and out at the
+ * achievable DRAM rate after the GEMM (a tail of 2 x 2,555,904 B / DRAM rate), and 2 x those
+ * bytes through L2; they fit half of the 40 MiB L2 (no DRAM spill); on a 1 MiB L2 they spill:
+ * one more write and read of each. */
+START_TEST(test_conv_layout_transforms)
+{
+    hw_gpu g = load_hw("a100");
+    int64_t xd[4] = {2, 64, 56, 56}, wd[4] = {128, 64, 3, 3}, yd[4] = {2, 128, 56, 56};
+    int64_t xh[4] = {2, 56, 56, 64}, wh[4] = {128, 3, 3, 64}, yh[4] = {2, 56, 56, 128};
+    int in[2] = {GT("x", DT_BF16, 4, xd), GT("w", DT_BF16, 4, wd)}, y = GT("y", DT_BF16, 4, yd);
+    int inh[2] = {GT("xh", DT_BF16, 4, xh), GT("wh", DT_BF16, 4, wh)}, yn = GT("yh", DT_BF16, 4, yh);
+    wl_attr p1 = IA("padding", 1), ath[2] = {IA("padding", 1), SA("layout", "nhwc")};
+    op_work nchw = GW(OP_CONV2D, in, 2, &y, 1, &p1, 1), nhwc = GW(OP_CONV2D, inh, 2, &yn, 1, ath, 2);
+    ck_assert_int_eq(nchw.xform_bytes, 2555904);
+    cost_tiling a, b;
+    cost_tile(&g, &nchw, g.sm_count, &a);
+    cost_tile(&g, &nhwc, g.sm_count, &b);
+    ck_assert_int_eq(a.kernels, 4);
+    ck_assert_int_eq(a.tiles, b.tiles); /* the same GEMM */
+    double bw = fmin(g.dram_bandwidth_GBps * 1e9 * g.dram_frac,
+                     g.sm_count * g.max_threads_per_sm * 16.0 / (g.dram_latency_ns * 1e-9));
+    ck_assert_double_eq_tol(a.tail_s - b.tail_s, 2.0 * 2555904 / bw, 1e-12);
+    ck_assert_int_eq(a.l2_bytes - b.l2_bytes, 2 * 2555904);
+    ck_assert_int_eq(a.extra_dram_read_bytes, b.extra_dram_read_bytes);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &nchw, g.sm_count, &c, 0, 0, &r);
+    ck_assert_double_eq_tol(r.launch_s, 4 * g.launch_graph_overhead_us * 1e-6, 1e-15);
+    hw_gpu s = synth(); /* 1 MiB of L2 */
+    cost_tile(&s, &nchw, 10, &a);
+    cost_tile(&s, &nhwc, 10, &b);
+    ck_assert_int_eq(a.extra_dram_write_bytes - b.extra_dram_write_bytes, 2555904);
+    ck_assert_int_eq(a.extra_dram_read_bytes - b.extra_dram_read_bytes, 2555904);
+}
+END_TEST
+
+/* A depthwise 3x3 convolution ([32, 256, 56, 56] bf16, 256 groups) has no tensor-core work: 18
+ * SIMT FLOPs per output against 2 x 2 bytes moved; on the a100 it is bound by memory, not by
+ * compute. */
+START_TEST(test_depthwise_memory_bound)
+{
+    hw_gpu g = load_hw("a100");
+    int64_t xd[4] = {32, 256, 56, 56}, wd[4] = {256, 1, 3, 3};
+    int in[2] = {GT("x", DT_BF16, 4, xd), GT("w", DT_BF16, 4, wd)}, y = GT("y", DT_BF16, 4, xd);
+    wl_attr at[2] = {IA("padding", 1), IA("groups", 256)};
+    op_work w = GW(OP_CONV2D, in, 2, &y, 1, at, 2);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0] + w.in_bytes[1], w.out_bytes, &r);
+    ck_assert_int_eq(r.flops_tensor, 0);
+    ck_assert_double_eq(r.tensor_s, 0);
+    ck_assert(r.bound == BOUND_DRAM || r.bound == BOUND_L2);
+}
+END_TEST
+
+/* Training batchnorm of [32, 64, 112, 112] bf16 on the a100: 51,380,224 B of x, more than the
+ * 40 MiB L2, so the elementwise pass reads x from DRAM again; 3 kernels. The statistics run on
+ * 64 CTAs (one per channel, 512 threads: 8 KiB in flight each), fewer than the 108 SMs: their
+ * pass over x streams at min(peak, 64 x 8192 B / 409 ns) instead of the full grid's rate; the
+ * difference is the tail. With 256 channels there is none. */
+START_TEST(test_batchnorm_training)
+{
+    hw_gpu g = load_hw("a100");
+    int64_t xd[4] = {32, 64, 112, 112}, cd[1] = {64};
+    int in[3] = {GT("x", DT_BF16, 4, xd), GT("g", DT_BF16, 1, cd), GT("b", DT_BF16, 1, cd)};
+    int y = GT("y", DT_BF16, 4, xd);
+    wl_attr tr = IA("training", 1);
+    op_work w = GW(OP_BATCHNORM, in, 3, &y, 1, &tr, 1);
+    int64_t xb = 32LL * 64 * 112 * 112 * 2;
+    ck_assert_int_eq(w.in_bytes[0], xb);
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.kernels, 3);
+    ck_assert_int_eq(t.extra_dram_read_bytes, xb);
+    ck_assert_int_eq(t.l2_bytes, (xb + 128 + 128) + xb + xb);
+    double peak = g.dram_bandwidth_GBps * 1e9 * g.dram_frac, lat = g.dram_latency_ns * 1e-9;
+    double few = fmin(peak, 64 * 512 * 16.0 / lat), full = fmin(peak, 108 * 2048 * 16.0 / lat);
+    ck_assert_double_eq_tol(t.tail_s, (double)xb / few - (double)xb / full, 1e-12);
+    ck_assert(t.tail_s > 0);
+    int64_t x2[4] = {32, 256, 28, 28}, c2[1] = {256};
+    int in2[3] = {GT("x2", DT_BF16, 4, x2), GT("g2", DT_BF16, 1, c2), GT("b2", DT_BF16, 1, c2)};
+    int y2 = GT("y2", DT_BF16, 4, x2);
+    op_work w2 = GW(OP_BATCHNORM, in2, 3, &y2, 1, &tr, 1);
+    cost_tile(&g, &w2, g.sm_count, &t);
+    ck_assert_double_eq(t.tail_s, 0);
+}
+END_TEST
+
+/* topk and sort tilings: ATen's single-block topk runs one CTA per row with roundup(L, 32)
+ * threads and re-reads each row from L1/L2 (10 passes of 16-bit keys: no DRAM re-reads); the
+ * multi-block topk of 4 x 100,000 fp32 (1.6 MB) re-reads the input 4 more times, from DRAM on
+ * a 1 MiB L2; the segmented radix sort's temporaries (720,896 B, check_op) spill when its
+ * 196,608 B output exceeds half of a 256 KiB L2. */
+START_TEST(test_sort_tiles)
+{
+    hw_gpu g = synth();
+    int64_t xd[2] = {64, 4}, vd[2] = {64, 2};
+    int x = GT("x", DT_BF16, 2, xd);
+    int out[2] = {GT("v", DT_BF16, 2, vd), GT("i", DT_INT64, 2, vd)};
+    wl_attr at[2] = {IA("k", 2), IA("axis", 1)};
+    op_work w = GW(OP_TOPK, &x, 1, out, 2, at, 2);
+    cost_tiling t;
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tiles, 64);
+    ck_assert_int_eq(t.threads_per_cta, 32);
+    ck_assert_int_eq(t.kernels, 2);
+    ck_assert_int_eq(t.extra_dram_read_bytes, 0);
+    /* 10 reads of the 512 B input, the 1280 B of results written, then read and rewritten */
+    ck_assert_int_eq(t.l2_bytes, 10 * 512 + 1280 + 2 * 1280);
+    int64_t ld[2] = {4, 100000}, lo[2] = {4, 10};
+    int xl = GT("xl", DT_FP32, 2, ld);
+    int outl[2] = {GT("vl", DT_FP32, 2, lo), GT("il", DT_INT64, 2, lo)};
+    wl_attr k10 = IA("k", 10);
+    op_work m = GW(OP_TOPK, &xl, 1, outl, 2, &k10, 1);
+    cost_tile(&g, &m, 10, &t);
+    ck_assert_int_eq(t.tiles, 400000 / 512 + 1); /* 128 threads x 4 elements */
+    ck_assert_int_eq(t.extra_dram_read_bytes, 4 * 1600000);
+    int64_t sd[2] = {2, 8192};
+    int xs = GT("xs", DT_FP32, 2, sd);
+    int outs[2] = {GT("vs", DT_FP32, 2, sd), GT("is", DT_INT64, 2, sd)};
+    op_work s = GW(OP_SORT, &xs, 1, outs, 2, NULL, 0);
+    g.l2_capacity_MiB = 0.25;
+    cost_tile(&g, &s, 10, &t);
+    ck_assert_int_eq(t.extra_dram_write_bytes, 720896);
+    /* the 65,536 B of keys, read twice (histogram, first pass), fit: no re-read from DRAM */
+    ck_assert_int_eq(t.extra_dram_read_bytes, 720896);
+}
+END_TEST
+
+/* cumsum grids (ATen's scan kernels): 6400 rows of 10 along the last axis: 32 rows per
+ * 512-thread CTA = 200 CTAs; the 6400 columns of [10, 6400] along axis 0: one thread each, 13
+ * CTAs of 512; one 1-D line of 100,000 fp32: a device-wide scan, 196 CTAs of 512 elements. */
+START_TEST(test_scan_tiles)
+{
+    hw_gpu g = synth();
+    int64_t rd[2] = {6400, 10}, cd[2] = {10, 6400}, ld[1] = {100000};
+    int x = GT("x", DT_FP32, 2, rd), xc = GT("xc", DT_FP32, 2, cd), xl = GT("xl", DT_FP32, 1, ld);
+    int y = GT("y", DT_FP32, 2, rd), yc = GT("yc", DT_FP32, 2, cd), yl = GT("yl", DT_FP32, 1, ld);
+    wl_attr a1 = IA("axis", 1), a0 = IA("axis", 0);
+    cost_tiling t;
+    op_work w = GW(OP_CUMSUM, &x, 1, &y, 1, &a1, 1);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tiles, 200);
+    ck_assert_int_eq(t.threads_per_cta, 512);
+    ck_assert_int_eq(t.l2_bytes, 2 * 256000);
+    w = GW(OP_CUMSUM, &xc, 1, &yc, 1, &a0, 1);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tiles, 13);
+    w = GW(OP_CUMSUM, &xl, 1, &yl, 1, NULL, 0);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tiles, 196);
+}
+END_TEST
+
 static Suite *cost_suite(void)
 {
     Suite *s = suite_create("cost");
@@ -587,6 +821,15 @@ static Suite *cost_suite(void)
     tcase_add_test(e, test_generated_rows);
     tcase_add_test(e, test_embedding_backward);
     suite_add_tcase(s, e);
+    TCase *f = tcase_create("families");
+    tcase_add_checked_fixture(f, graph_setup, graph_teardown);
+    tcase_add_test(f, test_conv_implicit_gemm);
+    tcase_add_test(f, test_conv_layout_transforms);
+    tcase_add_test(f, test_depthwise_memory_bound);
+    tcase_add_test(f, test_batchnorm_training);
+    tcase_add_test(f, test_sort_tiles);
+    tcase_add_test(f, test_scan_tiles);
+    suite_add_tcase(s, f);
     return s;
 }
 

@@ -17,7 +17,7 @@ START_TEST(test_storage_and_producer)
     int v = wl_add_tensor(&g, "v", 1, d1, DT_BF16, TK_INTER, &e);
     int t = wl_add_tensor(&g, "t", 2, dt, DT_BF16, TK_INTER, &e);
     int c = wl_add_tensor(&g, "c", 2, dt, DT_BF16, TK_OUTPUT, &e);
-    wl_attr nocopy = {"copy", WA_INT, 0, NULL, 0, NULL}, copy = {"copy", WA_INT, 1, NULL, 0, NULL};
+    wl_attr nocopy = {.key = "copy", .type = WA_INT, .ival = 0}, copy = {.key = "copy", .type = WA_INT, .ival = 1};
     wl_add_op(&g, "relu", OP_RELU, &x, 1, &h, 1, NULL, 0, &e);
     wl_add_op(&g, "flat", OP_VIEW, &h, 1, &v, 1, NULL, 0, &e);
     wl_add_op(&g, "tr", OP_RESHAPE, &v, 1, &t, 1, &nocopy, 1, &e);

@@ -40,7 +40,7 @@ static int T(const char *name, dtype dt, wl_kind kind, int nd, ...)
 
 static wl_attr IATTR(const char *k, int64_t v)
 {
-    wl_attr a = {k, WA_INT, v, NULL, 0, NULL};
+    wl_attr a = {.key = k, .type = WA_INT, .ival = v};
     return a;
 }
 
@@ -199,7 +199,7 @@ START_TEST(test_reduce)
     int x = T("x", DT_FP32, TK_INPUT, 2, 6LL, 10LL);
     int y = T("y", DT_FP32, TK_OUTPUT, 1, 6LL);
     int64_t ax1[1] = {-1};
-    wl_attr at[1] = {{"axes", WA_LIST, 0, ax1, 1, NULL}};
+    wl_attr at[1] = {{.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1}};
     op_work w = W(OP_REDUCE, &x, 1, y, at, 1);
     ck_assert_int_eq(w.kind, OPK_ROW);
     ck_assert_int_eq(w.rows, 6);
@@ -209,13 +209,13 @@ START_TEST(test_reduce)
     ck_assert_int_eq(w.out_bytes, 24);
     /* over axis 0 with keepdim: [1,10] */
     int64_t ax0[1] = {0};
-    wl_attr at0[2] = {{"axes", WA_LIST, 0, ax0, 1, NULL}, IATTR("keepdim", 1)};
+    wl_attr at0[2] = {{.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, IATTR("keepdim", 1)};
     int y0 = T("y0", DT_FP32, TK_OUTPUT, 2, 1LL, 10LL);
     op_work w0 = W(OP_REDUCE, &x, 1, y0, at0, 2);
     ck_assert_int_eq(w0.rows, 10);
     ck_assert_int_eq(w0.row_len, 6);
     int64_t ax5[1] = {5};
-    wl_attr at5[1] = {{"axes", WA_LIST, 0, ax5, 1, NULL}};
+    wl_attr at5[1] = {{.key = "axes", .type = WA_LIST, .list = ax5, .nlist = 1}};
     W_bad(OP_REDUCE, &x, 1, y, at5, 1, "attrs.axes", "axis 5 out of range for 2 dimensions");
 }
 END_TEST
@@ -471,7 +471,7 @@ START_TEST(test_kernel_classes)
     ck_assert_int_eq(W(OP_MATMUL, in5, 2, dw, &ta, 1).align1, 1);
     /* column reduction: sum over rows of [4096, 256] */
     int64_t ax0[1] = {0}, ax1[1] = {1};
-    wl_attr a0 = {"axes", WA_LIST, 0, ax0, 1, NULL}, a1 = {"axes", WA_LIST, 0, ax1, 1, NULL};
+    wl_attr a0 = {.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, a1 = {.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1};
     int cs = T("cs", DT_BF16, TK_INTER, 1, 256LL), rs = T("rs", DT_BF16, TK_INTER, 1, 4096LL);
     ck_assert_int_eq(W(OP_REDUCE, &dy, 1, cs, &a0, 1).col_reduce, 1);
     ck_assert_int_eq(W(OP_REDUCE, &dy, 1, rs, &a1, 1).col_reduce, 0);
@@ -481,6 +481,465 @@ START_TEST(test_kernel_classes)
     int ci1[2] = {x63, dy}, ci2[2] = {x64, dy};
     ck_assert_int_eq(W(OP_CONCAT, ci1, 2, cat1, &c1, 1).unaligned, 1);
     ck_assert_int_eq(W(OP_CONCAT, ci2, 2, cat2, &c1, 1).unaligned, 0);
+}
+END_TEST
+
+static wl_attr LATTR(const char *k, int64_t *v, int n)
+{
+    wl_attr a = {.key = k, .type = WA_LIST, .list = v, .nlist = n};
+    return a;
+}
+
+static wl_attr SATTR(const char *k, const char *v)
+{
+    wl_attr a = {.key = k, .type = WA_STR, .sval = v};
+    return a;
+}
+
+/* Add op with several outputs, check it and compute its work. */
+static op_work WN(int type, const int *in, int nin, const int *out, int nout, const wl_attr *at, int nat)
+{
+    kt_err e;
+    err_clear(&e);
+    char name[16];
+    snprintf(name, sizeof name, "op%d", G.nop);
+    int o = wl_add_op(&G, name, type, in, nin, out, nout, at, nat, &e);
+    ck_assert_int_ge(o, 0);
+    char msg[256] = "", sub[64] = "";
+    ck_assert_msg(op_check(&G, &G.op[o], msg, sizeof msg, sub, sizeof sub) == 0, "op_check %s: %s: %s",
+                  op_name(type), sub, msg);
+    op_work w;
+    ck_assert_msg(op_work_of(&G, &G.op[o], &w, msg, sizeof msg) == 0, "op_work_of: %s", msg);
+    return w;
+}
+
+static void WN_bad(int type, const int *in, int nin, const int *out, int nout, const wl_attr *at,
+                   int nat, const char *want_sub, const char *want)
+{
+    kt_err e;
+    err_clear(&e);
+    int o = wl_add_op(&G, "bad", type, in, nin, out, nout, at, nat, &e);
+    char msg[256] = "", sub[64] = "";
+    ck_assert_int_eq(op_check(&G, &G.op[o], msg, sizeof msg, sub, sizeof sub), -1);
+    ck_assert_str_eq(sub, want_sub);
+    ck_assert_msg(strstr(msg, want), "message \"%s\" lacks \"%s\"", msg, want);
+}
+
+/* conv2d as an implicit GEMM: x [2, 64, 56, 56] * w [128, 64, 3, 3], padding 1 ->
+ * y [2, 128, 56, 56]: M = N*Ho*Wo = 2*56*56 = 6272, N = Cout = 128, K = C*KH*KW = 576,
+ * FLOPs = 2 M N K = 924,844,032; NCHW bf16: cuDNN transforms x (802,816 B), w (147,456 B) and
+ * y (1,605,632 B) = 2,555,904 B. */
+START_TEST(test_conv2d)
+{
+    int in[3] = {T("x", DT_BF16, TK_INPUT, 4, 2LL, 64LL, 56LL, 56LL),
+                 T("w", DT_BF16, TK_WEIGHT, 4, 128LL, 64LL, 3LL, 3LL), T("b", DT_BF16, TK_WEIGHT, 1, 128LL)};
+    int y = T("y", DT_BF16, TK_OUTPUT, 4, 2LL, 128LL, 56LL, 56LL);
+    wl_attr p1 = IATTR("padding", 1);
+    op_work c = W(OP_CONV2D, in, 2, y, &p1, 1);
+    ck_assert_int_eq(c.kind, OPK_GEMM);
+    ck_assert_int_eq(c.m, 6272);
+    ck_assert_int_eq(c.n, 128);
+    ck_assert_int_eq(c.k, 576);
+    ck_assert_int_eq(c.batch, 1);
+    ck_assert_int_eq(c.flops_tensor, 924844032LL);
+    ck_assert_int_eq(c.flops_simt, 0);
+    ck_assert_int_eq(c.in_bytes[0], 802816);
+    ck_assert_int_eq(c.in_bytes[1], 147456);
+    ck_assert_int_eq(c.out_bytes, 1605632);
+    ck_assert_int_eq(c.xform_bytes, 802816 + 147456 + 1605632);
+    ck_assert_int_eq(c.cdt, DT_BF16);
+    ck_assert_int_eq(c.no_pipe, 1); /* a 3x3 window spans tile rows */
+    /* with the bias: one add per output element */
+    int yb = T("yb", DT_BF16, TK_OUTPUT, 4, 2LL, 128LL, 56LL, 56LL);
+    ck_assert_int_eq(W(OP_CONV2D, in, 3, yb, &p1, 1).flops_simt, 2 * 128 * 56 * 56);
+    /* stride 2: Ho = floor((56 + 2 - 3) / 2) + 1 = 28, M = 2*28*28 = 1568 */
+    int64_t s2[2] = {2, 2};
+    wl_attr at2[2] = {IATTR("padding", 1), LATTR("stride", s2, 2)};
+    int y2 = T("y2", DT_BF16, TK_OUTPUT, 4, 2LL, 128LL, 28LL, 28LL);
+    op_work c2 = W(OP_CONV2D, in, 2, y2, at2, 2);
+    ck_assert_int_eq(c2.m, 1568);
+    ck_assert_int_eq(c2.flops_tensor, 2LL * 1568 * 128 * 576);
+    /* fp32 runs on TF32 tensor cores (cuDNN allow_tf32) */
+    int inf[2] = {T("xf", DT_FP32, TK_INPUT, 4, 1LL, 8LL, 8LL, 8LL), T("wf", DT_FP32, TK_WEIGHT, 4, 8LL, 8LL, 1LL, 1LL)};
+    int yf = T("yf", DT_FP32, TK_OUTPUT, 4, 1LL, 8LL, 8LL, 8LL);
+    op_work cf = W(OP_CONV2D, inf, 2, yf, NULL, 0);
+    ck_assert_int_eq(cf.cdt, DT_TF32);
+    ck_assert_int_eq(cf.xform_bytes, 0); /* only 16-bit NCHW is transformed */
+    /* NHWC 1x1 stride 1: a GEMM over pixel rows, no transform, pipelinable */
+    int inh[2] = {T("xh", DT_BF16, TK_INPUT, 4, 2LL, 56LL, 56LL, 64LL), T("wh", DT_BF16, TK_WEIGHT, 4, 128LL, 1LL, 1LL, 64LL)};
+    int yh = T("yh", DT_BF16, TK_OUTPUT, 4, 2LL, 56LL, 56LL, 128LL);
+    wl_attr nhwc = SATTR("layout", "nhwc");
+    op_work ch = W(OP_CONV2D, inh, 2, yh, &nhwc, 1);
+    ck_assert_int_eq(ch.m, 6272);
+    ck_assert_int_eq(ch.k, 64);
+    ck_assert_int_eq(ch.xform_bytes, 0);
+    ck_assert_int_eq(ch.no_pipe, 0);
+    /* grouped: 4 groups of 16 -> 8 channels, 3x3, padding 1 on [1, 64, 8, 8]: per group
+     * M = 64, N = 8, K = 144; FLOPs 2 * 64 * 8 * 144 * 4 = 589,824 */
+    int ing[2] = {T("xg", DT_BF16, TK_INPUT, 4, 1LL, 64LL, 8LL, 8LL), T("wg", DT_BF16, TK_WEIGHT, 4, 32LL, 16LL, 3LL, 3LL)};
+    int yg = T("yg", DT_BF16, TK_OUTPUT, 4, 1LL, 32LL, 8LL, 8LL);
+    wl_attr atg[2] = {IATTR("padding", 1), IATTR("groups", 4)};
+    op_work cg = W(OP_CONV2D, ing, 2, yg, atg, 2);
+    ck_assert_int_eq(cg.batch, 4);
+    ck_assert_int_eq(cg.m, 64);
+    ck_assert_int_eq(cg.n, 8);
+    ck_assert_int_eq(cg.k, 144);
+    ck_assert_int_eq(cg.flops_tensor, 589824);
+    /* depthwise 3x3 on [1, 32, 16, 16] bf16: a direct SIMT kernel, 2 x 9 FLOPs per output
+     * (147,456), L2 reads: KH x SW = 3 input elements per output = 8192 x 3 x 2 B = 49,152 B,
+     * plus the 576 B of weights */
+    int ind[2] = {T("xd", DT_BF16, TK_INPUT, 4, 1LL, 32LL, 16LL, 16LL), T("wd", DT_BF16, TK_WEIGHT, 4, 32LL, 1LL, 3LL, 3LL)};
+    int yd = T("yd", DT_BF16, TK_OUTPUT, 4, 1LL, 32LL, 16LL, 16LL);
+    wl_attr atd[2] = {IATTR("padding", 1), IATTR("groups", 32)};
+    op_work cd = W(OP_CONV2D, ind, 2, yd, atd, 2);
+    ck_assert_int_eq(cd.kind, OPK_STREAM);
+    ck_assert_int_eq(cd.flops_tensor, 0);
+    ck_assert_int_eq(cd.flops_simt, 147456);
+    ck_assert_int_eq(cd.elems, 8192);
+    ck_assert_int_eq(cd.in_l2_bytes, 49152 + 576);
+    /* shape errors */
+    int wbad = T("wbad", DT_BF16, TK_WEIGHT, 4, 128LL, 32LL, 3LL, 3LL);
+    int inb[2] = {in[0], wbad};
+    int y3 = T("y3", DT_BF16, TK_OUTPUT, 4, 2LL, 128LL, 56LL, 56LL);
+    W_bad(OP_CONV2D, inb, 2, y3, &p1, 1, "inputs[1]",
+          "weight has 32 input channels per group, the input 64 / 1 groups = 64");
+    int y4 = T("y4", DT_BF16, TK_OUTPUT, 4, 2LL, 128LL, 54LL, 54LL);
+    W_bad(OP_CONV2D, in, 2, y4, &p1, 1, "outputs[0]", "output must be [2, 128, 56, 56]");
+    wl_attr g3 = IATTR("groups", 3);
+    W_bad(OP_CONV2D, in, 2, y4, &g3, 1, "attrs.groups", "groups (3) must divide");
+    wl_attr bad_layout = SATTR("layout", "nhcw");
+    W_bad(OP_CONV2D, in, 2, y4, &bad_layout, 1, "attrs.layout", "must be \"nchw\" or \"nhwc\"");
+    int64_t three[3] = {1, 1, 1};
+    wl_attr bad_stride = LATTR("stride", three, 3);
+    W_bad(OP_CONV2D, in, 2, y4, &bad_stride, 1, "attrs.stride", "must be an integer or a list of 2");
+}
+END_TEST
+
+/* dgrad and wgrad of the stride-2 conv above: x [2, 64, 56, 56], y [2, 128, 28, 28], 3x3.
+ * The forward's multiply-adds: 2*28*28 * 128 * 64 * 9 = 115,605,504. dgrad: M = N*H*W = 6272,
+ * N = C = 64, K = 115,605,504 / (6272 * 64) = 288 (= 128 * 9 / 4: no work on inserted zeros);
+ * wgrad: M = Cout = 128, N = C*KH*KW = 576, K = N*Ho*Wo = 1568. */
+START_TEST(test_conv2d_backward)
+{
+    int dy = T("dy", DT_BF16, TK_INPUT, 4, 2LL, 128LL, 28LL, 28LL);
+    int w = T("w", DT_BF16, TK_WEIGHT, 4, 128LL, 64LL, 3LL, 3LL);
+    int x = T("x", DT_BF16, TK_INPUT, 4, 2LL, 64LL, 56LL, 56LL);
+    int64_t s2[2] = {2, 2};
+    wl_attr at[2] = {IATTR("padding", 1), LATTR("stride", s2, 2)};
+    int dx = T("dx", DT_BF16, TK_OUTPUT, 4, 2LL, 64LL, 56LL, 56LL);
+    int din[2] = {dy, w};
+    op_work d = W(OP_CONV2D_DGRAD, din, 2, dx, at, 2);
+    ck_assert_int_eq(d.kind, OPK_GEMM);
+    ck_assert_int_eq(d.m, 6272);
+    ck_assert_int_eq(d.n, 64);
+    ck_assert_int_eq(d.k, 288);
+    ck_assert_int_eq(d.flops_tensor, 2LL * 115605504);
+    ck_assert_int_eq(d.xform_bytes, 2 * 128 * 28 * 28 * 2 + 128 * 64 * 9 * 2 + 2 * 64 * 56 * 56 * 2);
+    int dw = T("dw", DT_BF16, TK_OUTPUT, 4, 128LL, 64LL, 3LL, 3LL);
+    int win[2] = {dy, x};
+    op_work g = W(OP_CONV2D_WGRAD, win, 2, dw, at, 2);
+    ck_assert_int_eq(g.m, 128);
+    ck_assert_int_eq(g.n, 576);
+    ck_assert_int_eq(g.k, 1568);
+    ck_assert_int_eq(g.flops_tensor, 2LL * 115605504);
+    ck_assert_int_eq(g.no_pipe, 1);
+    /* a gradient of the wrong shape */
+    int dy2 = T("dy2", DT_BF16, TK_INPUT, 4, 2LL, 128LL, 56LL, 56LL);
+    int din2[2] = {dy2, w};
+    int dx2 = T("dx2", DT_BF16, TK_OUTPUT, 4, 2LL, 64LL, 56LL, 56LL);
+    W_bad(OP_CONV2D_DGRAD, din2, 2, dx2, at, 2, "inputs[0]", "gradient of the output must be [2, 128, 28, 28]");
+}
+END_TEST
+
+/* batchnorm on x [2, 8, 4, 4] fp32 (256 elements, 8 channels of 32): inference 4 FLOPs per
+ * element; training a row op of 8 rows with 6 (Welford) + 4 FLOPs per element and an rsqrt per
+ * channel; backward 3 + 7 (training) or 3 + 2 (running statistics). */
+START_TEST(test_batchnorm)
+{
+    int in[3] = {T("x", DT_FP32, TK_INPUT, 4, 2LL, 8LL, 4LL, 4LL), T("g", DT_FP32, TK_WEIGHT, 1, 8LL),
+                 T("b", DT_FP32, TK_WEIGHT, 1, 8LL)};
+    int y = T("y", DT_FP32, TK_OUTPUT, 4, 2LL, 8LL, 4LL, 4LL);
+    op_work i = W(OP_BATCHNORM, in, 3, y, NULL, 0);
+    ck_assert_int_eq(i.kind, OPK_STREAM);
+    ck_assert_int_eq(i.flops_simt, 4 * 256);
+    ck_assert_int_eq(i.in_bytes[1], 32);
+    ck_assert_int_eq(i.in_l2_bytes, 1024 + 32 + 32);
+    ck_assert_int_eq(i.no_pipe, 0);
+    wl_attr tr = IATTR("training", 1);
+    int y2 = T("y2", DT_FP32, TK_OUTPUT, 4, 2LL, 8LL, 4LL, 4LL);
+    op_work t = W(OP_BATCHNORM, in, 3, y2, &tr, 1);
+    ck_assert_int_eq(t.kind, OPK_ROW);
+    ck_assert_int_eq(t.rows, 8);
+    ck_assert_int_eq(t.row_len, 32);
+    ck_assert_int_eq(t.flops_simt, 10 * 256);
+    ck_assert_int_eq(t.sfu_ops, 8);
+    ck_assert_int_eq(t.bn_train, 1);
+    ck_assert_int_eq(t.no_pipe, 1);
+    /* backward (dy, x, gamma) -> dx, dgamma, dbeta */
+    int dy = T("dy", DT_FP32, TK_INPUT, 4, 2LL, 8LL, 4LL, 4LL);
+    int bin[3] = {dy, in[0], in[1]};
+    int bout[3] = {T("dx", DT_FP32, TK_OUTPUT, 4, 2LL, 8LL, 4LL, 4LL), T("dg", DT_FP32, TK_OUTPUT, 1, 8LL),
+                   T("db", DT_FP32, TK_OUTPUT, 1, 8LL)};
+    op_work bt = WN(OP_BATCHNORM_BWD, bin, 3, bout, 3, &tr, 1);
+    ck_assert_int_eq(bt.rows, 8);
+    ck_assert_int_eq(bt.flops_simt, 10 * 256);
+    ck_assert_int_eq(bt.out_bytes, 1024 + 32 + 32);
+    int bout2[3] = {T("dx2", DT_FP32, TK_OUTPUT, 4, 2LL, 8LL, 4LL, 4LL), T("dg2", DT_FP32, TK_OUTPUT, 1, 8LL),
+                    T("db2", DT_FP32, TK_OUTPUT, 1, 8LL)};
+    ck_assert_int_eq(WN(OP_BATCHNORM_BWD, bin, 3, bout2, 3, NULL, 0).flops_simt, 5 * 256);
+    /* channels along axis 3 (NHWC): gamma must have x.dim[3] = 4 entries */
+    wl_attr ax3 = IATTR("axis", 3);
+    int y3 = T("y3", DT_FP32, TK_OUTPUT, 4, 2LL, 8LL, 4LL, 4LL);
+    W_bad(OP_BATCHNORM, in, 3, y3, &ax3, 1, "inputs[1]", "batchnorm parameters must be [4] (the channels along axis 3)");
+    wl_attr tr2 = IATTR("training", 2);
+    W_bad(OP_BATCHNORM, in, 3, y3, &tr2, 1, "attrs.training", "must be 0 or 1");
+}
+END_TEST
+
+/* max pooling 3x3, stride 2, padding 1 on [1, 4, 8, 8] bf16: Ho = floor((8 + 2 - 3) / 2) + 1 = 4,
+ * 64 outputs of 9 compares; L2 reads KH x SW = 6 inputs per output (768 B, more than the 512 B
+ * input); writes 128 B of values and 512 B of int64 indices, declared or not. */
+START_TEST(test_pool2d)
+{
+    int x = T("x", DT_BF16, TK_INPUT, 4, 1LL, 4LL, 8LL, 8LL);
+    int y = T("y", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL);
+    int64_t k3[2] = {3, 3};
+    wl_attr at[4] = {SATTR("op", "max"), LATTR("kernel", k3, 2), IATTR("stride", 2), IATTR("padding", 1)};
+    op_work m = W(OP_POOL2D, &x, 1, y, at, 4);
+    ck_assert_int_eq(m.kind, OPK_STREAM);
+    ck_assert_int_eq(m.elems, 64);
+    ck_assert_int_eq(m.flops_simt, 576);
+    ck_assert_int_eq(m.in_l2_bytes, 768);
+    ck_assert_int_eq(m.out_bytes, 128 + 512);
+    ck_assert_int_eq(m.no_pipe, 1);
+    int out2[2] = {T("y2", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL), T("i2", DT_INT64, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL)};
+    ck_assert_int_eq(WN(OP_POOL2D, &x, 1, out2, 2, at, 4).out_bytes, 128 + 512);
+    /* average 2x2 (stride = kernel): 4 adds and a divide per output; no indices */
+    wl_attr av[2] = {SATTR("op", "avg"), IATTR("kernel", 2)};
+    int ya = T("ya", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL);
+    op_work a = W(OP_POOL2D, &x, 1, ya, av, 2);
+    ck_assert_int_eq(a.flops_simt, 64 * 5);
+    ck_assert_int_eq(a.out_bytes, 128);
+    /* ceil_mode shapes: 7 -> 3 (floor) or 4 (ceil) for kernel 2, stride 2 */
+    int x7 = T("x7", DT_BF16, TK_INPUT, 4, 1LL, 4LL, 7LL, 7LL);
+    int yc = T("yc", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL), yf = T("yf", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 3LL, 3LL);
+    W(OP_POOL2D, &x7, 1, yc, av, 2);
+    W(OP_POOL2D, &x7, 1, yf, av, 2);
+    /* backward of the max pooling: per input element ceil(3/2)^2 = 4 candidate outputs (a
+     * compare and an add each); dy (128 B) and indices (512 B) re-read ceil(3/2) = 2 times */
+    int bin[2] = {T("dy", DT_BF16, TK_INPUT, 4, 1LL, 4LL, 4LL, 4LL), T("ix", DT_INT64, TK_INPUT, 4, 1LL, 4LL, 4LL, 4LL)};
+    int dx = T("dx", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 8LL, 8LL);
+    op_work b = W(OP_POOL2D_BWD, bin, 2, dx, at, 4);
+    ck_assert_int_eq(b.elems, 256);
+    ck_assert_int_eq(b.flops_simt, 256 * 8);
+    ck_assert_int_eq(b.in_l2_bytes, (128 + 512) * 2);
+    /* errors */
+    /* 5 is the ceil_mode length ((8 + 2 - 3) / 2 rounded up, + 1), 6 neither */
+    int y5 = T("y5", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 5LL, 5LL);
+    W(OP_POOL2D, &x, 1, y5, at, 4);
+    int yw = T("yw", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 6LL, 6LL);
+    W_bad(OP_POOL2D, &x, 1, yw, at, 4, "outputs[0]", "output must be [1, 4, 4, 4]");
+    wl_attr bp[3] = {SATTR("op", "max"), IATTR("kernel", 2), IATTR("padding", 2)};
+    W_bad(OP_POOL2D, &x, 1, yw, bp, 3, "attrs.padding", "padding 2 is more than half the kernel 2");
+    int out3[2] = {T("y3", DT_BF16, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL), T("i3", DT_INT64, TK_OUTPUT, 4, 1LL, 4LL, 4LL, 4LL)};
+    WN_bad(OP_POOL2D, &x, 1, out3, 2, av, 2, "outputs[1]", "only max pooling has indices");
+    W_bad(OP_POOL2D, &x, 1, yw, &at[1], 3, "attrs.op", "must be \"max\" or \"avg\"");
+}
+END_TEST
+
+/* topk and sort, ATen's algorithms (op.c sort_work). */
+START_TEST(test_topk_sort)
+{
+    /* topk k=2 over [64, 4] bf16 rows: single-block (64 rows of 4); 16-bit keys in 2-bit digits:
+     * 8 counting passes + 2 gather passes; FLOPs 256 x (8 x 26 + 2 x 10) = 58,368, plus the sort
+     * of the 128 results: 4 digit passes of 20 = 10,240; the results (256 + 1024 B) are a
+     * temporary of that sort; 2 kernels; rows along the last axis: pipelinable */
+    int x = T("x", DT_BF16, TK_INPUT, 2, 64LL, 4LL);
+    int out[2] = {T("v", DT_BF16, TK_OUTPUT, 2, 64LL, 2LL), T("i", DT_INT64, TK_OUTPUT, 2, 64LL, 2LL)};
+    wl_attr at[2] = {IATTR("k", 2), IATTR("axis", 1)};
+    op_work t = WN(OP_TOPK, &x, 1, out, 2, at, 2);
+    ck_assert_int_eq(t.kind, OPK_SORT);
+    ck_assert_int_eq(t.rows, 64);
+    ck_assert_int_eq(t.row_len, 4);
+    ck_assert_int_eq(t.row_ctas, 1);
+    ck_assert_int_eq(t.passes, 10);
+    ck_assert_int_eq(t.kernels, 2);
+    ck_assert_int_eq(t.flops_simt, 58368 + 10240);
+    ck_assert_int_eq(t.out_bytes, 256 + 1024);
+    ck_assert_int_eq(t.temp_bytes, 1280);
+    ck_assert_int_eq(t.no_pipe, 0);
+    /* 4 rows of 100,000 fp32 (<= 20 rows, >= 20000 long): ATen's multi-block path, 32-bit keys in
+     * 8-bit digits: 4 passes + the gather = 5 reads; 3 kernels a pass + 4 + the sort = 17 */
+    int xl = T("xl", DT_FP32, TK_INPUT, 2, 4LL, 100000LL);
+    int outl[2] = {T("vl", DT_FP32, TK_OUTPUT, 2, 4LL, 10LL), T("il", DT_INT64, TK_OUTPUT, 2, 4LL, 10LL)};
+    wl_attr atl[1] = {IATTR("k", 10)};
+    op_work tl = WN(OP_TOPK, &xl, 1, outl, 2, atl, 1);
+    ck_assert_int_eq(tl.row_ctas, 0);
+    ck_assert_int_eq(tl.passes, 5);
+    ck_assert_int_eq(tl.kernels, 17);
+    ck_assert_int_eq(tl.no_pipe, 1);
+    /* sort of 128 int64 (1-D): the small path (one CTA, 64-bit keys in 4-bit digits: 16 passes
+     * of 20 per element = 40,960), 3 kernels, the values and indices (2048 B) a temporary; a
+     * 1-D sort needs the whole tensor: not in a pipeline */
+    int xs = T("xs", DT_INT64, TK_INPUT, 1, 128LL);
+    int outs[2] = {T("vs", DT_INT64, TK_OUTPUT, 1, 128LL), T("is", DT_INT64, TK_OUTPUT, 1, 128LL)};
+    wl_attr a0 = IATTR("axis", 0);
+    op_work s = WN(OP_SORT, &xs, 1, outs, 2, &a0, 1);
+    ck_assert_int_eq(s.kernels, 3);
+    ck_assert_int_eq(s.row_ctas, 1);
+    ck_assert_int_eq(s.flops_simt, 40960);
+    ck_assert_int_eq(s.temp_bytes, 2048);
+    ck_assert_int_eq(s.no_pipe, 1);
+    /* rows of 8192 fp32 (> 4096): the segmented radix sort, 4 digit passes + the histogram, 6
+     * kernels; temporaries: 3 intermediate (key, index) buffers of 16384 x 12 B plus the filled
+     * indices (131,072 B) = 720,896 B; 16384 x (4 x 20 + 8) = 1,441,792 FLOPs */
+    int xb = T("xb", DT_FP32, TK_INPUT, 2, 2LL, 8192LL);
+    int outb[2] = {T("vb", DT_FP32, TK_OUTPUT, 2, 2LL, 8192LL), T("ib", DT_INT64, TK_OUTPUT, 2, 2LL, 8192LL)};
+    op_work sb = WN(OP_SORT, &xb, 1, outb, 2, NULL, 0);
+    ck_assert_int_eq(sb.kernels, 6);
+    ck_assert_int_eq(sb.passes, 2);
+    ck_assert_int_eq(sb.temp_bytes, 720896);
+    ck_assert_int_eq(sb.flops_simt, 1441792);
+    /* errors */
+    wl_attr k5 = IATTR("k", 5);
+    int outk[2] = {T("vk", DT_BF16, TK_OUTPUT, 2, 64LL, 5LL), T("ik", DT_INT64, TK_OUTPUT, 2, 64LL, 5LL)};
+    WN_bad(OP_TOPK, &x, 1, outk, 2, &k5, 1, "attrs.k", "k = 5 must be in [1, 4]");
+    int outf[2] = {T("vf", DT_BF16, TK_OUTPUT, 2, 64LL, 2LL), T("if", DT_FP32, TK_OUTPUT, 2, 64LL, 2LL)};
+    WN_bad(OP_TOPK, &x, 1, outf, 2, at, 2, "outputs[1]", "indices must be an integer tensor");
+    WN_bad(OP_SORT, &xs, 1, outs, 1, &a0, 1, "outputs", "needs 2 outputs, got 1");
+}
+END_TEST
+
+START_TEST(test_argmax_cumsum_dropout)
+{
+    /* argmax over the rows of [6, 10]: 6 reduction lines of 10, a compare and a select each */
+    int x = T("x", DT_FP32, TK_INPUT, 2, 6LL, 10LL);
+    int y = T("y", DT_INT64, TK_OUTPUT, 1, 6LL);
+    wl_attr a1 = IATTR("axis", 1), a0 = IATTR("axis", 0);
+    op_work m = W(OP_ARGMAX, &x, 1, y, &a1, 1);
+    ck_assert_int_eq(m.kind, OPK_ROW);
+    ck_assert_int_eq(m.rows, 6);
+    ck_assert_int_eq(m.row_len, 10);
+    ck_assert_int_eq(m.flops_simt, 120);
+    ck_assert_int_eq(m.col_reduce, 0);
+    ck_assert_int_eq(m.no_pipe, 0);
+    int y0 = T("y0", DT_INT64, TK_OUTPUT, 1, 10LL), yk = T("yk", DT_INT64, TK_OUTPUT, 2, 6LL, 1LL);
+    op_work m0 = W(OP_ARGMAX, &x, 1, y0, &a0, 1); /* columns */
+    ck_assert_int_eq(m0.rows, 10);
+    ck_assert_int_eq(m0.col_reduce, 1);
+    ck_assert_int_eq(m0.no_pipe, 1);
+    W(OP_ARGMAX, &x, 1, yk, &a1, 1); /* keepdim shape */
+    int yb = T("yb", DT_FP32, TK_OUTPUT, 1, 6LL);
+    W_bad(OP_ARGMAX, &x, 1, yb, &a1, 1, "outputs[0]", "indices must be an integer tensor");
+    /* cumsum along the rows: one add per element; 1-D: one line, not in a pipeline */
+    int c = T("c", DT_FP32, TK_OUTPUT, 2, 6LL, 10LL);
+    op_work s = W(OP_CUMSUM, &x, 1, c, &a1, 1);
+    ck_assert_int_eq(s.rows, 6);
+    ck_assert_int_eq(s.row_len, 10);
+    ck_assert_int_eq(s.flops_simt, 60);
+    ck_assert_int_eq(s.in_bytes[0], 240);
+    ck_assert_int_eq(s.out_bytes, 240);
+    ck_assert_int_eq(s.no_pipe, 0);
+    int x1 = T("x1", DT_FP32, TK_INPUT, 1, 100LL), c1 = T("c1", DT_FP32, TK_OUTPUT, 1, 100LL);
+    ck_assert_int_eq(W(OP_CUMSUM, &x1, 1, c1, NULL, 0).no_pipe, 1);
+    /* dropout on [10, 100] bf16: y (2000 B) and a bool mask (1000 B); Philox 25 + 7 per element */
+    int xd = T("xd", DT_BF16, TK_INPUT, 2, 10LL, 100LL);
+    int out[2] = {T("yd", DT_BF16, TK_OUTPUT, 2, 10LL, 100LL), T("md", DT_BOOL, TK_OUTPUT, 2, 10LL, 100LL)};
+    wl_attr p = IATTR("p_permille", 250);
+    op_work d = WN(OP_DROPOUT, &xd, 1, out, 2, &p, 1);
+    ck_assert_int_eq(d.kind, OPK_STREAM);
+    ck_assert_int_eq(d.elems, 1000);
+    ck_assert_int_eq(d.flops_simt, 32000);
+    ck_assert_int_eq(d.out_bytes, 3000);
+    int outb[2] = {T("yd2", DT_BF16, TK_OUTPUT, 2, 10LL, 100LL), T("md2", DT_BF16, TK_OUTPUT, 2, 10LL, 100LL)};
+    WN_bad(OP_DROPOUT, &xd, 1, outb, 2, &p, 1, "outputs[1]", "mask must be a bool tensor");
+    wl_attr p2 = IATTR("p_permille", 1500);
+    WN_bad(OP_DROPOUT, &xd, 1, out, 2, &p2, 1, "attrs.p_permille", "must be in [0, 1000]");
+}
+END_TEST
+
+/* Free views: a slice or an expand with "copy": false launches nothing; a consumer of a free
+ * expand reads only the stored elements (stride-0 repeats). */
+START_TEST(test_free_views)
+{
+    int x = T("x", DT_FP32, TK_INPUT, 2, 10LL, 6LL);
+    int s = T("s", DT_FP32, TK_INTER, 2, 3LL, 6LL);
+    wl_attr sa[4] = {IATTR("axis", 0), IATTR("start", 2), IATTR("end", 5), IATTR("copy", 0)};
+    op_work v = W(OP_SLICE, &x, 1, s, sa, 4);
+    ck_assert_int_eq(v.kind, OPK_FREE);
+    ck_assert(op_is_free(&G, &G.op[G.nop - 1]));
+    int r = T("r", DT_FP32, TK_OUTPUT, 2, 3LL, 6LL);
+    ck_assert_int_eq(W(OP_RELU, &s, 1, r, NULL, 0).in_bytes[0], 72); /* the slice's 3 rows */
+    int b = T("b", DT_FP32, TK_INPUT, 2, 1LL, 64LL);
+    int e = T("e", DT_FP32, TK_INTER, 2, 32LL, 64LL);
+    wl_attr nc = IATTR("copy", 0);
+    ck_assert_int_eq(W(OP_EXPAND, &b, 1, e, &nc, 1).kind, OPK_FREE);
+    int in[2] = {e, T("z", DT_FP32, TK_INPUT, 2, 32LL, 64LL)};
+    int o = T("o", DT_FP32, TK_OUTPUT, 2, 32LL, 64LL);
+    op_work a = W(OP_ADD, in, 2, o, NULL, 0);
+    ck_assert_int_eq(a.in_bytes[0], 256); /* b's 64 floats, not 32 x 64 */
+    ck_assert_int_eq(a.in_bytes[1], 8192);
+    /* a copying expand writes every element */
+    int e2 = T("e2", DT_FP32, TK_INTER, 2, 32LL, 64LL);
+    op_work c = W(OP_EXPAND, &b, 1, e2, NULL, 0);
+    ck_assert_int_eq(c.kind, OPK_STREAM);
+    ck_assert_int_eq(c.out_bytes, 8192);
+}
+END_TEST
+
+/* index_add into a destination dst [100, 8] fp32 of src [20, 8] rows: in place, the atomics
+ * touch the ceil(100 (1 - 0.99^20)) = 19 expected distinct rows of 32 B (608 B read and
+ * written); L2 reads: the index (160 B) and src (640 B). scatter (topk's backward) writes only
+ * src's elements. matmul with C; attention with a mask. */
+START_TEST(test_destinations_and_extras)
+{
+    int in[3] = {T("dst", DT_FP32, TK_INPUT, 2, 100LL, 8LL), T("i", DT_INT64, TK_INPUT, 1, 20LL),
+                 T("src", DT_FP32, TK_INPUT, 2, 20LL, 8LL)};
+    int y = T("y", DT_FP32, TK_OUTPUT, 2, 100LL, 8LL);
+    op_work a = W(OP_INDEX_ADD, in, 3, y, NULL, 0);
+    ck_assert_int_eq(a.kind, OPK_SCATTER);
+    ck_assert_int_eq(a.rows, 20);
+    ck_assert_int_eq(a.table_rows, 100);
+    ck_assert_int_eq(a.in_bytes[0], 19 * 32);
+    ck_assert_int_eq(a.out_bytes, 19 * 32);
+    ck_assert_int_eq(a.in_l2_bytes, 160 + 640);
+    ck_assert_int_eq(a.flops_simt, 160);
+    int src9 = T("src9", DT_FP32, TK_INPUT, 2, 20LL, 9LL);
+    int in9[3] = {in[0], in[1], src9};
+    int y9 = T("y9", DT_FP32, TK_OUTPUT, 2, 100LL, 8LL);
+    W_bad(OP_SCATTER_ADD, in9, 3, y9, NULL, 0, "outputs[0]", "destination and source differ outside the axis");
+    /* scatter dst [4, 6] fp32 <- src [4, 2] at index [4, 2] along axis 1: 8 elements written */
+    int sin[3] = {T("d2", DT_FP32, TK_INPUT, 2, 4LL, 6LL), T("i2", DT_INT64, TK_INPUT, 2, 4LL, 2LL),
+                  T("s2", DT_FP32, TK_INPUT, 2, 4LL, 2LL)};
+    int sy = T("sy", DT_FP32, TK_OUTPUT, 2, 4LL, 6LL);
+    wl_attr a1 = IATTR("axis", 1);
+    op_work s = W(OP_SCATTER, sin, 3, sy, &a1, 1);
+    ck_assert_int_eq(s.in_bytes[0], 0);
+    ck_assert_int_eq(s.elems, 8);
+    ck_assert_int_eq(s.out_bytes, 32);
+    /* matmul [64, 32] x [32, 16] + C [16]: C added in the epilogue, one FLOP per output */
+    int mm[3] = {T("ma", DT_BF16, TK_INPUT, 2, 64LL, 32LL), T("mb", DT_BF16, TK_WEIGHT, 2, 32LL, 16LL),
+                 T("mc", DT_BF16, TK_WEIGHT, 1, 16LL)};
+    int my = T("my", DT_BF16, TK_OUTPUT, 2, 64LL, 16LL);
+    op_work g = W(OP_MATMUL, mm, 3, my, NULL, 0);
+    ck_assert_int_eq(g.flops_tensor, 2 * 64 * 16 * 32);
+    ck_assert_int_eq(g.flops_simt, 64 * 16);
+    ck_assert_int_eq(g.in_bytes[2], 32);
+    int mbad[3] = {mm[0], mm[1], T("mc2", DT_BF16, TK_WEIGHT, 1, 15LL)};
+    int my2 = T("my2", DT_BF16, TK_OUTPUT, 2, 64LL, 16LL);
+    W_bad(OP_MATMUL, mbad, 3, my2, NULL, 0, "inputs[2]", "C must be floating point and broadcast");
+    /* attention [2, 8, 128, 64] x 256 keys with a bf16 mask [128, 256]: one mask element and one
+     * add per score: 2 x 8 x 128 x 256 = 524,288 scores */
+    int at[4] = {T("q", DT_BF16, TK_INPUT, 4, 2LL, 8LL, 128LL, 64LL), T("k", DT_BF16, TK_INPUT, 4, 2LL, 8LL, 256LL, 64LL),
+                 T("v", DT_BF16, TK_INPUT, 4, 2LL, 8LL, 256LL, 64LL), T("mask", DT_BF16, TK_INPUT, 2, 128LL, 256LL)};
+    int ay = T("ay", DT_BF16, TK_OUTPUT, 4, 2LL, 8LL, 128LL, 64LL), ay0 = T("ay0", DT_BF16, TK_OUTPUT, 4, 2LL, 8LL, 128LL, 64LL);
+    op_work am = W(OP_ATTENTION, at, 4, ay, NULL, 0), a0 = W(OP_ATTENTION, at, 3, ay0, NULL, 0);
+    ck_assert_int_eq(am.mask_l2_bytes, 524288 * 2);
+    ck_assert_int_eq(am.flops_simt - a0.flops_simt, 524288);
+    ck_assert_int_eq(am.in_bytes[3], 128 * 256 * 2);
+    int at2[4] = {at[0], at[1], at[2], T("mask2", DT_BF16, TK_INPUT, 2, 128LL, 255LL)};
+    int ay2 = T("ay2", DT_BF16, TK_OUTPUT, 4, 2LL, 8LL, 128LL, 64LL);
+    W_bad(OP_ATTENTION, at2, 4, ay2, NULL, 0, "inputs[3]", "mask must broadcast to the scores [2, 8, 128, 256]");
 }
 END_TEST
 
@@ -504,6 +963,14 @@ static Suite *op_suite(void)
     tcase_add_test(t, test_concat_slice);
     tcase_add_test(t, test_transpose_reshape_rope);
     tcase_add_test(t, test_flop_overflow);
+    tcase_add_test(t, test_conv2d);
+    tcase_add_test(t, test_conv2d_backward);
+    tcase_add_test(t, test_batchnorm);
+    tcase_add_test(t, test_pool2d);
+    tcase_add_test(t, test_topk_sort);
+    tcase_add_test(t, test_argmax_cumsum_dropout);
+    tcase_add_test(t, test_free_views);
+    tcase_add_test(t, test_destinations_and_extras);
     suite_add_tcase(s, t);
     return s;
 }

@@ -148,6 +148,57 @@ START_TEST(search_vs_brute_force)
 }
 END_TEST
 
+/* Pipeline barriers (op_work.no_pipe): a 3x3 convolution's window spans neighbouring tile rows;
+ * a 1x1, stride-1 NHWC convolution is a GEMM over pixel rows and may stream; a topk along the
+ * last axis of a batch of rows is row-local, a sort of a 1-D tensor is not. */
+START_TEST(barriers)
+{
+    arena a = {0};
+    wl_graph g;
+    wl_init(&g, "t", &a);
+    kt_err e;
+    int64_t px[4] = {2, 8, 8, 16}, w3[4] = {16, 3, 3, 16}, w1[4] = {16, 1, 1, 16};
+    int x = wl_add_tensor(&g, "x", 4, px, DT_BF16, TK_INPUT, &e);
+    int k3 = wl_add_tensor(&g, "k3", 4, w3, DT_BF16, TK_WEIGHT, &e);
+    int k1 = wl_add_tensor(&g, "k1", 4, w1, DT_BF16, TK_WEIGHT, &e);
+    int t[5];
+    for (int i = 0; i < 5; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "t%d", i);
+        t[i] = wl_add_tensor(&g, n, 4, px, DT_BF16, i == 4 ? TK_OUTPUT : TK_INTER, &e);
+    }
+    wl_attr conv3[2] = {{.key = "padding", .type = WA_INT, .ival = 1}, {.key = "layout", .type = WA_STR, .sval = "nhwc"}};
+    int in3[2] = {t[0], k3}, in1[2] = {t[2], k1};
+    ck_assert_int_ge(wl_add_op(&g, "r0", OP_RELU, &x, 1, &t[0], 1, NULL, 0, &e), 0);         /* 0 */
+    ck_assert_int_ge(wl_add_op(&g, "c3", OP_CONV2D, in3, 2, &t[1], 1, conv3, 2, &e), 0);    /* 1 */
+    ck_assert_int_ge(wl_add_op(&g, "r1", OP_RELU, &t[1], 1, &t[2], 1, NULL, 0, &e), 0);     /* 2 */
+    ck_assert_int_ge(wl_add_op(&g, "c1", OP_CONV2D, in1, 2, &t[3], 1, &conv3[1], 1, &e), 0); /* 3 */
+    ck_assert_int_ge(wl_add_op(&g, "r2", OP_RELU, &t[3], 1, &t[4], 1, NULL, 0, &e), 0);     /* 4 */
+    int64_t rd[2] = {64, 8}, kd[2] = {64, 2}, ld[1] = {128};
+    int s = wl_add_tensor(&g, "s", 2, rd, DT_BF16, TK_INPUT, &e);
+    int tv = wl_add_tensor(&g, "tv", 2, kd, DT_BF16, TK_INTER, &e);
+    int ti = wl_add_tensor(&g, "ti", 2, kd, DT_INT64, TK_OUTPUT, &e);
+    int tr = wl_add_tensor(&g, "tr", 2, kd, DT_BF16, TK_INTER, &e);
+    int fl = wl_add_tensor(&g, "fl", 1, ld, DT_BF16, TK_INTER, &e);
+    int sv = wl_add_tensor(&g, "sv", 1, ld, DT_BF16, TK_OUTPUT, &e);
+    int si = wl_add_tensor(&g, "si", 1, ld, DT_INT64, TK_OUTPUT, &e);
+    wl_attr k2 = {.key = "k", .type = WA_INT, .ival = 2};
+    int tko[2] = {tv, ti}, so[2] = {sv, si};
+    ck_assert_int_ge(wl_add_op(&g, "tk", OP_TOPK, &s, 1, tko, 2, &k2, 1, &e), 0);           /* 5 */
+    ck_assert_int_ge(wl_add_op(&g, "rt", OP_RELU, &tv, 1, &tr, 1, NULL, 0, &e), 0);        /* 6 */
+    ck_assert_int_ge(wl_add_op(&g, "fv", OP_VIEW, &tr, 1, &fl, 1, NULL, 0, &e), 0);        /* 7 */
+    ck_assert_int_ge(wl_add_op(&g, "st", OP_SORT, &fl, 1, so, 2, NULL, 0, &e), 0);          /* 8 */
+    ck_assert_msg(graph_check(&g, "t", &e) == 0, "%s", e.msg);
+    op_work *w = op_works(&g, &a, &e);
+    ck_assert_ptr_nonnull(w);
+    ck_assert(!sel_valid(&g, w, 0, 2)); /* through the 3x3 convolution */
+    ck_assert(sel_valid(&g, w, 2, 4));  /* relu -> 1x1 NHWC conv -> relu */
+    ck_assert(sel_valid(&g, w, 5, 6));  /* topk over rows of 8 -> relu */
+    ck_assert(!sel_valid(&g, w, 6, 8)); /* the 1-D sort */
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("select");
@@ -155,6 +206,7 @@ static Suite *suite(void)
     tcase_add_test(t, validity);
     tcase_add_test(t, patterns);
     tcase_add_test(t, search_vs_brute_force);
+    tcase_add_test(t, barriers);
     suite_add_tcase(s, t);
     return s;
 }

@@ -549,6 +549,59 @@ START_TEST(test_inductor_pad)
 }
 END_TEST
 
+/* A residual conv block, NCHW bf16 [2, 16, 16, 16]: conv1 3x3 -> batchnorm (inference) -> relu
+ * -> conv2 1x1 -> add x -> 2x2 max pooling. Under the rules policy conv1 leads a GEMM group with
+ * its pointwise epilogues (batchnorm's per-channel scale/shift, relu), conv2 is not chained onto
+ * it (a convolution's input window spans rows of its producer's tiles) and leads its own group
+ * with the residual add; pooling stays alone (its window spans rows). Of bsp's writes, h1, h2
+ * and h4 (16,384 B each) vanish. Under inductor the convolutions stay cuDNN calls. */
+static const char *CONVBLK =
+    "{\"name\": \"cb\", \"tensors\": {"
+    " \"x\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"w1\": {\"shape\": [16, 16, 3, 3], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"w2\": {\"shape\": [16, 16, 1, 1], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"g\": {\"shape\": [16], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"b\": {\"shape\": [16], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"h1\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\"},"
+    " \"h2\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\"},"
+    " \"h3\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\"},"
+    " \"h4\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\"},"
+    " \"h5\": {\"shape\": [2, 16, 16, 16], \"dtype\": \"bf16\"},"
+    " \"out\": {\"shape\": [2, 16, 8, 8], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+    " \"ops\": ["
+    "  {\"name\": \"conv1\", \"type\": \"conv2d\", \"inputs\": [\"x\", \"w1\"], \"outputs\": [\"h1\"],"
+    "   \"attrs\": {\"padding\": 1}},"
+    "  {\"name\": \"bn\", \"type\": \"batchnorm\", \"inputs\": [\"h1\", \"g\", \"b\"], \"outputs\": [\"h2\"]},"
+    "  {\"name\": \"act\", \"type\": \"relu\", \"inputs\": [\"h2\"], \"outputs\": [\"h3\"]},"
+    "  {\"name\": \"conv2\", \"type\": \"conv2d\", \"inputs\": [\"h3\", \"w2\"], \"outputs\": [\"h4\"]},"
+    "  {\"name\": \"res\", \"type\": \"add\", \"inputs\": [\"h4\", \"x\"], \"outputs\": [\"h5\"]},"
+    "  {\"name\": \"pool\", \"type\": \"pool2d\", \"inputs\": [\"h5\"], \"outputs\": [\"out\"],"
+    "   \"attrs\": {\"op\": \"max\", \"kernel\": 2}}]}";
+
+START_TEST(test_conv_block)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_result b, v;
+    load_wl(CONVBLK, &a, &g);
+    run(&g, 0, NULL, &a, &b, &v);
+    ck_assert_int_eq(v.nitems, 3);
+    ck_assert_str_eq(v.items[0].name, "conv1..act");
+    ck_assert_int_eq(v.items[0].nops, 3);
+    ck_assert_msg(strstr(v.items[0].note, "gemm-chain: convolutions are not chained"), "%s", v.items[0].note);
+    ck_assert_str_eq(v.items[1].name, "conv2..res");
+    ck_assert_str_eq(v.items[2].type, "pool2d");
+    ck_assert_msg(strstr(v.items[2].note, "pooling window"), "%s", v.items[2].note);
+    ck_assert_int_eq(b.dram_write_bytes - v.dram_write_bytes, 3 * 16384);
+    ck_assert_int_eq(v.flops, b.flops);
+    kt_result iv;
+    run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a, NULL, &iv);
+    ck_assert_str_eq(iv.items[0].name, "conv1");
+    ck_assert_str_eq(iv.items[0].note, "inductor: convolutions stay library calls (no fusion into cuDNN)");
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *fusion_suite(void)
 {
     Suite *s = suite_create("fusion");
@@ -564,6 +617,7 @@ static Suite *fusion_suite(void)
     tcase_add_test(t, test_workloads);
     tcase_add_test(t, test_inductor_gather_concat);
     tcase_add_test(t, test_inductor_pad);
+    tcase_add_test(t, test_conv_block);
     suite_add_tcase(s, t);
     TCase *m = tcase_create("vf_run_masked");
     tcase_add_unchecked_fixture(m, load_hw, NULL);

@@ -317,6 +317,48 @@ START_TEST(test_attrs)
 }
 END_TEST
 
+/* Attribute types: "value" may be a real number (scale's 1/sqrt(64) = 0.125; integers stay
+ * integers), "layout" is a string; any other number must be an integer, as must a huge value
+ * (checked before it is cast). */
+START_TEST(test_attr_types)
+{
+    const char *t =
+        "{\"name\": \"a\", \"tensors\": {"
+        "\"x\": {\"shape\": [1, 4, 8, 8], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+        "\"w\": {\"shape\": [4, 4, 1, 1], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+        "\"h\": {\"shape\": [1, 4, 8, 8], \"dtype\": \"bf16\"},"
+        "\"s\": {\"shape\": [1, 4, 8, 8], \"dtype\": \"bf16\"},"
+        "\"y\": {\"shape\": [1, 4, 8, 8], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+        "\"ops\": [{\"name\": \"c\", \"type\": \"conv2d\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"h\"],"
+        " \"attrs\": {\"layout\": \"nchw\", \"stride\": [1, 1]}},"
+        "{\"name\": \"sc\", \"type\": \"scale\", \"inputs\": [\"h\"], \"outputs\": [\"s\"], \"attrs\": {\"value\": 0.125}},"
+        "{\"name\": \"s2\", \"type\": \"scale\", \"inputs\": [\"s\"], \"outputs\": [\"y\"], \"attrs\": {\"value\": -3}}]}";
+    arena a = {0};
+    wl_graph g;
+    kt_err e;
+    ck_assert_msg(load(t, NULL, 0, 0, &a, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    ck_assert_str_eq(wl_attr_str(&g.op[0], "layout", "?"), "nchw");
+    const wl_attr *v = wl_attr_get(&g.op[1], "value");
+    ck_assert(v && v->type == WA_REAL);
+    ck_assert_double_eq(v->dval, 0.125);
+    ck_assert_int_eq(wl_attr_int(&g.op[2], "value", 0), -3);
+    arena_free(&a);
+    const char *p =
+        "{\"name\": \"a\", \"tensors\": {"
+        "\"x\": {\"shape\": [4], \"dtype\": \"fp32\", \"kind\": \"input\"},"
+        "\"y\": {\"shape\": [4], \"dtype\": \"fp32\", \"kind\": \"output\"}},"
+        "\"ops\": [{\"name\": \"c\", \"type\": \"cumsum\", \"inputs\": [\"x\"], \"outputs\": [\"y\"],"
+        " \"attrs\": {\"axis\": %s}}]}";
+    char buf[1024];
+    snprintf(buf, sizeof buf, p, "0.5");
+    expect_err(buf, "ops[0].attrs.axis", "must be an integer");
+    snprintf(buf, sizeof buf, p, "1e300");
+    expect_err(buf, "ops[0].attrs.axis", "must be an integer");
+    snprintf(buf, sizeof buf, p, "\"nchw\"");
+    expect_err(buf, "ops[0].attrs.axis", "unknown parameter \"nchw\"");
+}
+END_TEST
+
 static Suite *wl_suite(void)
 {
     Suite *s = suite_create("wl");
@@ -328,6 +370,7 @@ static Suite *wl_suite(void)
     tcase_add_test(t, test_dimension_errors);
     tcase_add_test(t, test_overflow);
     tcase_add_test(t, test_tensor_errors);
+    tcase_add_test(t, test_attr_types);
     tcase_add_test(t, test_op_errors);
     tcase_add_test(t, test_attrs);
     suite_add_tcase(s, t);

@@ -9,14 +9,30 @@
 #include "../model/op.h"
 #include "jsonx.h"
 
-static const char *const STRING_ATTRS[] = {"op", "mode", "approximate", NULL};
+/* Attribute keys whose values are strings ("layout": a convolution's "nchw" / "nhwc"). */
+static const char *const STRING_ATTRS[] = {"op", "mode", "approximate", "layout", NULL};
+/* Attribute keys whose values may be real numbers: a constant multiplier (scale's 1/sqrt(d))
+ * or fill value, never costed. Every other number must be an integer. */
+static const char *const REAL_ATTRS[] = {"value", NULL};
+
+static int in_list(const char *const *list, const char *k)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(k, list[i]))
+            return 1;
+    return 0;
+}
 
 static int is_string_attr(const char *k)
 {
-    for (int i = 0; STRING_ATTRS[i]; i++)
-        if (!strcmp(k, STRING_ATTRS[i]))
-            return 1;
-    return 0;
+    return in_list(STRING_ATTRS, k);
+}
+
+/* 1 when d is an integer that fits 64 bits (range checked before the cast, which would be
+ * undefined outside it). */
+static int is_int64_value(double d)
+{
+    return d == d && d <= 9.0e18 && d >= -9.0e18 && d == (double)(int64_t)d;
 }
 
 static int eval_value(const cJSON *v, const wl_graph *g, const char *file, const char *path,
@@ -29,7 +45,7 @@ static int eval_value(const cJSON *v, const wl_graph *g, const char *file, const
     }
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
-        if (d != d || d != (double)(int64_t)d || d > 9.0e18 || d < -9.0e18)
+        if (!is_int64_value(d))
             return err_set(e, KT_EINPUT, file, path, "must be an integer");
         *out = (int64_t)d;
         return 0;
@@ -192,6 +208,13 @@ static int load_attrs(const cJSON *aj, const char *file, const char *path, wl_gr
                 return err_set(e, KT_EINPUT, file, p, "must be a string");
             at[k].type = WA_STR;
             at[k].sval = arena_strdup(g->a, it->valuestring);
+        } else if (in_list(REAL_ATTRS, it->string) && cJSON_IsNumber(it) &&
+                   !is_int64_value(it->valuedouble)) {
+            double d = it->valuedouble;
+            if (d != d || d > 1.0e300 || d < -1.0e300)
+                return err_set(e, KT_EINPUT, file, p, "must be a finite number");
+            at[k].type = WA_REAL;
+            at[k].dval = d;
         } else if (cJSON_IsArray(it)) {
             int m = cJSON_GetArraySize(it);
             if (m > WL_MAXDIM * 8)

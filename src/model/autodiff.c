@@ -52,19 +52,19 @@ static const wl_tensor *FT(const ad_ctx *c, int t)
 
 static wl_attr attr_int(const char *key, int64_t v)
 {
-    wl_attr a = {key, WA_INT, v, NULL, 0, NULL};
+    wl_attr a = {.key = key, .type = WA_INT, .ival = v};
     return a;
 }
 
 static wl_attr attr_str(const char *key, const char *v)
 {
-    wl_attr a = {key, WA_STR, 0, NULL, 0, v};
+    wl_attr a = {.key = key, .type = WA_STR, .sval = v};
     return a;
 }
 
 static wl_attr attr_list(const char *key, int64_t *list, int n)
 {
-    wl_attr a = {key, WA_LIST, 0, list, n, NULL};
+    wl_attr a = {.key = key, .type = WA_LIST, .list = list, .nlist = n};
     return a;
 }
 
@@ -118,6 +118,14 @@ static int emit(ad_ctx *c, const char *name, int type, const int *in, int nin, c
                 c->g->t[s].saved = 1;
         }
     return 0;
+}
+
+static int unsupported(ad_ctx *c, const wl_op *o, const char *what)
+{
+    char p[64];
+    snprintf(p, sizeof p, "ops[%d]", c->cur);
+    return err_set(c->e, KT_EINPUT, c->f->file, p, "training: no gradient rule for %s of \"%s\"",
+                   what, op_name(o->type));
 }
 
 /* "<fwd op>.<sfx>" */
@@ -252,6 +260,9 @@ static int rule_matmul(ad_ctx *c, const wl_op *o, int dy)
         if (r < 0 || accumulate(c, B, sum_to(c, "grad_b", r, B)))
             return -1;
     }
+    /* C (addmm/baddbmm): the gradient passes through, summed over its broadcast axes */
+    if (o->nin == 3 && c->rg[o->in[2]] && accumulate(c, o->in[2], sum_to(c, "grad_c", dy, o->in[2])))
+        return -1;
     return 0;
 }
 
@@ -390,9 +401,12 @@ static int rule_attention(ad_ctx *c, const wl_op *o, int dy)
 {
     if (!c->rg[o->in[0]] && !c->rg[o->in[1]] && !c->rg[o->in[2]])
         return 0;
+    if (o->nin == 4 && c->rg[o->in[3]])
+        return unsupported(c, o, "the mask");
     char nm[AD_NAME_MAX], tn[AD_NAME_MAX];
     static const char *const SFX[3] = {"grad_q", "grad_k", "grad_v"};
-    int in[5] = {dy, o->in[0], o->in[1], o->in[2], o->out[0]};
+    /* the backward re-reads the mask as it recomputes the scores */
+    int in[6] = {dy, o->in[0], o->in[1], o->in[2], o->out[0], o->nin == 4 ? o->in[3] : -1};
     int out[3];
     for (int i = 0; i < 3; i++) {
         op_name_of(c, SFX[i], tn);
@@ -401,7 +415,7 @@ static int rule_attention(ad_ctx *c, const wl_op *o, int dy)
     }
     op_name_of(c, "grad", nm);
     const wl_attr *ca = wl_attr_get(o, "causal");
-    if (emit(c, nm, OP_ATTN_BWD, in, 5, out, 3, ca, ca ? 1 : 0))
+    if (emit(c, nm, OP_ATTN_BWD, in, o->nin == 4 ? 6 : 5, out, 3, ca, ca ? 1 : 0))
         return -1;
     for (int i = 0; i < 3; i++)
         if (c->rg[o->in[i]] && accumulate(c, o->in[i], out[i]))
@@ -535,6 +549,19 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
         int in[2] = {g2, i2};
         return accumulate(c, x, op1_like(c, "grad_w", OP_EMBEDDING_BWD, in, 2, x, NULL, 0));
     }
+    if (inf->grad == GR_DUAL && o->nin == 3) {
+        /* index_add/scatter_add into a destination: out = dst + (src rows added at index): dst's
+         * gradient is dy itself, src's the dual gather of dy */
+        int src = o->in[2];
+        if (c->rg[x] && accumulate(c, x, dy))
+            return -1;
+        if (c->rg[src]) {
+            int in[2] = {dy, idx};
+            if (accumulate(c, src, op1_like(c, "grad_src", inf->grad_dual, in, 2, src, ax, nax)))
+                return -1;
+        }
+        return 0;
+    }
     if (inf->grad == GR_DUAL) { /* gather <-> scatter_add, index_select <-> index_add */
         if (!c->rg[x])
             return 0;
@@ -560,12 +587,107 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
     return 0;
 }
 
-static int unsupported(ad_ctx *c, const wl_op *o, const char *what)
+/* conv2d (cuDNN's backward, as PyTorch's convolution_backward launches it): dx = conv2d_dgrad(dy,
+ * w) (an implicit GEMM over the input pixels: a transposed convolution), dw = conv2d_wgrad(dy, x)
+ * (an implicit GEMM reducing over every output pixel), db = dy summed over the batch and spatial
+ * axes (one `reduce`); dgrad and wgrad take the forward's attributes. x is saved for wgrad. */
+static int rule_conv(ad_ctx *c, const wl_op *o, int dy)
 {
-    char p[64];
-    snprintf(p, sizeof p, "ops[%d]", c->cur);
-    return err_set(c->e, KT_EINPUT, c->f->file, p, "training: no gradient rule for %s of \"%s\"",
-                   what, op_name(o->type));
+    int x = o->in[0], w = o->in[1];
+    if (c->rg[x]) {
+        int in[2] = {dy, w};
+        if (accumulate(c, x, op1_like(c, "grad_x", OP_CONV2D_DGRAD, in, 2, x, o->attr, o->nattr)))
+            return -1;
+    }
+    if (c->rg[w]) {
+        int in[2] = {dy, x};
+        if (accumulate(c, w, op1_like(c, "grad_w", OP_CONV2D_WGRAD, in, 2, w, o->attr, o->nattr)))
+            return -1;
+    }
+    if (o->nin == 3 && c->rg[o->in[2]]) {
+        int nhwc = !strcmp(wl_attr_str(o, "layout", "nchw"), "nhwc");
+        int64_t axes[3] = {0, nhwc ? 1 : 2, nhwc ? 2 : 3};
+        wl_attr at[2] = {attr_str("op", "sum"), attr_list("axes", axes, 3)};
+        if (accumulate(c, o->in[2], op1_like(c, "grad_b", OP_REDUCE, &dy, 1, o->in[2], at, 2)))
+            return -1;
+    }
+    return 0;
+}
+
+/* batchnorm: one batchnorm_backward(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] with the forward's
+ * attributes (ATen's batch_norm_backward: a per-channel reduction, then the elementwise dx). */
+static int rule_batchnorm(ad_ctx *c, const wl_op *o, int dy)
+{
+    int need = 0;
+    for (int i = 0; i < o->nin; i++)
+        need |= c->rg[o->in[i]];
+    if (!need)
+        return 0;
+    char nm[AD_NAME_MAX], tn[AD_NAME_MAX];
+    static const char *const SFX[3] = {"grad_x", "grad_w", "grad_b"};
+    int in[3] = {dy, o->in[0], o->nin > 1 ? o->in[1] : -1};
+    int out[3];
+    for (int i = 0; i < o->nin; i++) {
+        op_name_of(c, SFX[i], tn);
+        if ((out[i] = grad_tensor(c, tn, o->in[i])) < 0)
+            return -1;
+    }
+    op_name_of(c, "grad", nm);
+    if (emit(c, nm, OP_BATCHNORM_BWD, in, o->nin > 1 ? 3 : 2, out, o->nin, o->attr, o->nattr))
+        return -1;
+    for (int i = 0; i < o->nin; i++)
+        if (c->rg[o->in[i]] && accumulate(c, o->in[i], out[i]))
+            return -1;
+    return 0;
+}
+
+/* pool2d: pool2d_backward(dy) -> dx for average pooling; max pooling also reads the argmax
+ * indices its forward kernel wrote (the training graph declares them as the forward's second
+ * output, copy_forward), a saved activation. */
+static int rule_pool(ad_ctx *c, const wl_op *o, int dy)
+{
+    int x = o->in[0];
+    if (!c->rg[x])
+        return 0;
+    const wl_op *fo = &c->g->op[c->cur]; /* the forward op as copied: its indices output */
+    int in[2] = {dy, fo->nout > 1 ? fo->out[1] : -1};
+    int nin = fo->nout > 1 ? 2 : 1;
+    if (nin == 2)
+        c->g->t[storage_of(c->g, in[1])].saved = 1;
+    return accumulate(c, x, op1_like(c, "grad_x", OP_POOL2D_BWD, in, nin, x, o->attr, o->nattr));
+}
+
+/* topk / sort: ATen's value_selecting_reduction_backward: zeros of x's shape, dy scattered into
+ * them at the saved indices along the axis (a `fill` and a `scatter`). */
+static int rule_select(ad_ctx *c, const wl_op *o, int dy)
+{
+    int x = o->in[0];
+    if (!c->rg[x])
+        return 0;
+    const wl_tensor *xt = FT(c, x);
+    int64_t axis = norm_axis(wl_attr_int(o, "axis", -1), xt->ndim);
+    wl_attr zero = attr_int("value", AD_ZERO_VALUE), at = attr_int("axis", axis);
+    int z = op1(c, "grad_x.zeros", OP_FILL, NULL, 0, xt->ndim, xt->dim, xt->dt, -1, &zero, 1);
+    int in[3] = {z, o->out[1], dy};
+    return z < 0 ? -1 : accumulate(c, x, op1_like(c, "grad_x", OP_SCATTER, in, 3, x, &at, 1));
+}
+
+/* cumsum: the reverse cumulative sum, as ATen's cumsum_backward computes it:
+ * dy.flip(axis).cumsum(axis).flip(axis) (two flip copies around a cumsum); a length-1 axis
+ * passes dy through. */
+static int rule_cumsum(ad_ctx *c, const wl_op *o, int dy)
+{
+    int x = o->in[0];
+    if (!c->rg[x])
+        return 0;
+    const wl_tensor *xt = FT(c, x), *gt = &c->g->t[dy];
+    int64_t axis = norm_axis(wl_attr_int(o, "axis", -1), xt->ndim);
+    if (xt->dim[axis] == 1)
+        return accumulate(c, x, dy);
+    wl_attr at = attr_int("axis", axis);
+    int f = op1(c, "grad_x.flip", OP_COPY, &dy, 1, gt->ndim, gt->dim, gt->dt, -1, NULL, 0);
+    int s2 = f < 0 ? -1 : op1(c, "grad_x.cumsum", OP_CUMSUM, &f, 1, gt->ndim, gt->dim, gt->dt, -1, &at, 1);
+    return s2 < 0 ? -1 : accumulate(c, x, op1_like(c, "grad_x", OP_COPY, &s2, 1, x, NULL, 0));
 }
 
 /* Differentiate forward op c->cur whose output gradient is dy: the op table's gradient rule. */
@@ -629,6 +751,22 @@ static int backward_op(ad_ctx *c, const wl_op *o, int dy)
         int x = o->in[0];
         return c->rg[x] ? accumulate(c, x, sum_to(c, "grad_x", dy, x)) : 0;
     }
+    case GR_CONV:
+        return rule_conv(c, o, dy);
+    case GR_BATCHNORM:
+        return rule_batchnorm(c, o, dy);
+    case GR_POOL:
+        return rule_pool(c, o, dy);
+    case GR_SELECT:
+        return rule_select(c, o, dy);
+    case GR_CUMSUM:
+        return rule_cumsum(c, o, dy);
+    case GR_DROPOUT: {
+        /* ATen's native_dropout_backward: dy * mask * 1/(1-p), one kernel (the scale is the
+         * mul's constant) */
+        int x = o->in[0], in[2] = {dy, o->out[1]};
+        return c->rg[x] ? accumulate(c, x, op1_like(c, "grad_x", OP_MUL, in, 2, x, NULL, 0)) : 0;
+    }
     case GR_NONE:
         return 0;
     case GR_UNSUPPORTED:
@@ -671,7 +809,22 @@ static int copy_forward(ad_ctx *c)
             if (o->attr[j].sval)
                 at[j].sval = arena_strdup(g->a, o->attr[j].sval);
         }
-        int k = wl_add_op(g, o->name, o->type, o->in, o->nin, o->out, o->nout, at, nat, c->e);
+        int out[2], nout = o->nout;
+        const int *outs = o->out;
+        if (o->type == OP_POOL2D && o->nout == 1 && !strcmp(wl_attr_str(o, "op", ""), "max")) {
+            /* CUDA's max pooling writes its argmax indices anyway (op.c pool_work); the
+             * backward reads them, so the training graph declares them */
+            const wl_tensor *y = &f->t[o->out[0]];
+            char tn[AD_NAME_MAX];
+            snprintf(tn, sizeof tn, "%s.indices", y->name);
+            out[0] = o->out[0];
+            out[1] = wl_add_tensor(g, tn, y->ndim, y->dim, DT_INT64, TK_INTER, c->e);
+            if (out[1] < 0)
+                return -1;
+            outs = out;
+            nout = 2;
+        }
+        int k = wl_add_op(g, o->name, o->type, o->in, o->nin, outs, nout, at, nat, c->e);
         if (k < 0)
             return -1;
         g->op[k].phase = PH_FWD;
@@ -786,8 +939,11 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
         if (!need)
             continue;
         c.cur = i;
-        if (o->nout != 1)
-            return unsupported(&c, o, "a multi-output op");
+        /* ops with more outputs (topk, sort: indices; dropout: mask; max pooling: indices)
+         * differentiate their first; the others are integer or bool and never need gradients */
+        for (int j = 1; j < o->nout; j++)
+            if (c.grad[o->out[j]] >= 0)
+                return unsupported(&c, o, "a second output");
         if (backward_op(&c, o, c.grad[o->out[0]]))
             return -1;
     }

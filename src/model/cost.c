@@ -179,6 +179,129 @@ static void norm_param_grad_tile(const hw_gpu *g, const op_work *w, cost_tiling 
     t->tail_s += pass;
 }
 
+/* A temporary an op writes and reads back (a layout copy, sort buffers) stays in L2 when it
+ * fits in this fraction of it (the rest holds the operands streaming through); larger ones are
+ * written to DRAM and read back. */
+#define L2_TEMP_FRAC 0.5
+/* cuDNN's NCHW -> NHWC transforms of the input and the filter and the NHWC -> NCHW transform of
+ * the output around a tensor-core convolution kernel (op.c, conv_needs_xform) */
+enum { CONV_XFORM_KERNELS = 3 };
+
+/* The layout transforms of an NCHW convolution (op_work.xform_bytes: the tensors transformed):
+ * three extra kernels, each streaming its tensor in and out once at the achievable DRAM rate,
+ * serial with the GEMM (a tail); 2 x the bytes cross L2; their NHWC copies spill to DRAM (one
+ * write, one read back) when they do not fit in L2_TEMP_FRAC of it. */
+static void conv_xform_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
+{
+    double xb = (double)w->xform_bytes;
+    t->kernels = 1 + CONV_XFORM_KERNELS;
+    t->tail_s += 2.0 * xb / roof_dram_Bps(g, sms, roof_inflight_full(g));
+    t->l2_bytes = (int64_t)fmin((double)t->l2_bytes + 2.0 * xb, 9.0e18);
+    if (xb > hw_l2_bytes(g) * L2_TEMP_FRAC) {
+        t->extra_dram_read_bytes += w->xform_bytes;
+        t->extra_dram_write_bytes += w->xform_bytes;
+    }
+}
+
+/* Batchnorm with batch statistics and its backward (op.c bn_work): ATen's per-channel reduction
+ * kernel (one CTA of BN_STATS_THREADS threads per channel: batch_norm_collect_statistics_kernel,
+ * batch_norm_backward_reduce_kernel), then an elementwise kernel over every element (128
+ * threads, 16 bytes each, like every ATen elementwise kernel): two passes over x (backward: dy
+ * and, in training, x), the second from L2 when they fit it, else from DRAM again. The body
+ * runs both passes at the full grid's rates; with fewer channels than SMs the reduction pass
+ * can only stream at the rate its CTAs keep in flight (Little's law), and the difference is a
+ * serial tail. Kernels: the reduction, (forward) the running-statistics update, the
+ * elementwise pass. */
+enum { BN_STATS_THREADS = 512, BN_FWD_KERNELS = 3, BN_BWD_KERNELS = 2 };
+
+static void bn_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
+{
+    int bwd = w->type == OP_BATCHNORM_BWD;
+    int64_t elems = w->elems > 0 ? w->elems : 1, esz_out = w->out_bytes / elems;
+    int64_t per_thread = esz_out >= 1 && esz_out <= STREAM_BYTES_PER_THREAD ? STREAM_BYTES_PER_THREAD / esz_out
+                                                                           : STREAM_ELEMS_PER_THREAD;
+    t->tiles = cdiv(elems, STREAM_THREADS * per_thread) + w->rows;
+    t->threads_per_cta = STREAM_THREADS;
+    t->ctas_per_sm = occupancy(g, 0, STREAM_THREADS);
+    t->kernels = bwd ? BN_BWD_KERNELS : BN_FWD_KERNELS;
+    t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+    t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
+    /* the first pass reads x (backward: dy and x), the second x (backward: dy, and x in
+     * training) */
+    double first = bwd ? (double)w->in_bytes[0] + (double)w->in_bytes[1] : (double)w->in_bytes[0];
+    double second = bwd ? (double)w->in_bytes[0] + (w->bn_train ? (double)w->in_bytes[1] : 0.0)
+                        : (double)w->in_bytes[0];
+    t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + second + (double)w->out_bytes, 9.0e18);
+    if (second > hw_l2_bytes(g))
+        t->extra_dram_read_bytes = (int64_t)second;
+    int active = (int)(w->rows < sms ? w->rows : sms);
+    if (active < 1)
+        active = 1;
+    double full = roof_dram_Bps(g, sms, roof_inflight_full(g));
+    double few = roof_dram_Bps(g, active, (double)BN_STATS_THREADS * ROOF_INFLIGHT_BYTES_PER_THREAD);
+    t->tail_s = fmax(0.0, first / few - first / full);
+}
+
+/* cumsum (ATen's scan kernels, aten/src/ATen/native/cuda/ScanUtils.cuh): along the last axis
+ * tensor_kernel_scan_innermost_dim, CTAs of 16 x 32 threads, SCAN_INNER_LINES_PER_CTA lines per
+ * CTA; along an outer axis tensor_kernel_scan_outer_dim, one thread per line (a column) in CTAs
+ * of up to SCAN_OUTER_THREADS; a single line (1-D) cub::DeviceScan's one-pass scan with
+ * decoupled look-back over the whole GPU (Merrill & Garland, 2016). Each reads and writes the
+ * data once. */
+enum { SCAN_INNER_THREADS = 512, SCAN_INNER_LINES_PER_CTA = 32, SCAN_OUTER_THREADS = 512 };
+
+static void scan_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    int64_t lines = w->rows > 0 ? w->rows : 1;
+    if (lines == 1) {
+        t->threads_per_cta = STREAM_THREADS;
+        t->tiles = cdiv(w->elems > 0 ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+    } else if (!w->col_reduce) {
+        t->threads_per_cta = SCAN_INNER_THREADS;
+        t->tiles = cdiv(lines, SCAN_INNER_LINES_PER_CTA);
+    } else {
+        t->threads_per_cta = SCAN_OUTER_THREADS;
+        t->tiles = cdiv(lines, SCAN_OUTER_THREADS);
+    }
+    t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
+    t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+    t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+}
+
+/* topk and sort (op.c sort_work: the passes, kernels and temporaries of ATen's algorithms):
+ * one CTA per row (min(roundup(L, 32), SORT_MAX_THREADS) threads) for ATen's single-block
+ * paths, whose repeated passes over a row hit L1/L2; else a device-wide grid of 128-thread CTAs
+ * whose passes re-read the whole input, from DRAM when it does not fit in L2_TEMP_FRAC of L2.
+ * Temporaries (sorted copies, index buffers) cross L2 twice and spill when the output does not
+ * fit there. */
+enum { SORT_MAX_THREADS = 1024, WARP_LANES = 32 };
+
+static void sort_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    double l2cap = hw_l2_bytes(g);
+    int passes = w->passes > 0 ? w->passes : 1;
+    if (w->row_ctas) {
+        int64_t thr = cdiv(w->row_len > 0 ? w->row_len : 1, WARP_LANES) * WARP_LANES;
+        t->threads_per_cta = (int)(thr < SORT_MAX_THREADS ? thr : SORT_MAX_THREADS);
+        t->tiles = w->rows > 0 ? w->rows : 1;
+    } else {
+        t->threads_per_cta = STREAM_THREADS;
+        t->tiles = cdiv(w->elems > 0 ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
+        if ((double)w->in_bytes[0] > l2cap * L2_TEMP_FRAC)
+            t->extra_dram_read_bytes = w->in_bytes[0] * (passes - 1);
+    }
+    t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
+    t->kernels = w->kernels;
+    t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+    double l2 = (double)w->in_l2_bytes + (double)w->in_bytes[0] * (passes - 1) +
+                (double)w->out_bytes + 2.0 * (double)w->temp_bytes;
+    t->l2_bytes = (int64_t)fmin(l2, 9.0e18);
+    if (w->temp_bytes > 0 && (double)w->out_bytes > l2cap * L2_TEMP_FRAC) {
+        t->extra_dram_read_bytes += w->temp_bytes;
+        t->extra_dram_write_bytes += w->temp_bytes;
+    }
+}
+
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
 {
     memset(t, 0, sizeof *t);
@@ -223,8 +346,11 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
                                 g->gemm_align1_clk_per_out_elem * (double)t->tm * (double)t->tn;
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles; /* fused epilogues (vf) */
-        /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 */
+        /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 (for a
+         * convolution the A panel is gathered from the input window: im2col on the fly) */
         double l2 = (double)t->tiles * (double)(t->tm + t->tn) * (double)kt * esz + (double)w->out_bytes;
+        if (w->type == OP_MATMUL && w->nin == 3)
+            l2 += (double)w->in_bytes[2]; /* C, read in the epilogue */
         if (t->split_k > 1) /* fp32 partials written and read back for the reduction */
             l2 += 2.0 * (double)t->split_k * (double)w->m * (double)w->n * (double)w->batch * 4.0;
         t->l2_bytes = (int64_t)fmin(l2, 9.0e18);
@@ -244,6 +370,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             double rereads = a * ceil((double)nt / wn) + b * ceil((double)mt / wm) - ws;
             t->extra_dram_read_bytes = (int64_t)fmin(excess, fmax(0.0, rereads));
         }
+        if (w->xform_bytes > 0)
+            conv_xform_tile(g, w, sms, t);
         break;
     }
     case OPK_ATTN: {
@@ -274,7 +402,7 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         }
         if (w->is_backward)
             t->l2_bytes *= 2; /* dK/dV accumulation re-reads Q, dO per KV tile */
-        t->l2_bytes += w->out_bytes;
+        t->l2_bytes += w->out_bytes + w->mask_l2_bytes; /* one mask element per score */
         t->smem_per_cta_bytes = (double)(t->tm * w->d + 2 * 2 * ATTN_BC * (w->d + w->dv)) * esz;
         t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
@@ -286,6 +414,14 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * threads (launch_vectorized_layer_norm_kernel: blocks(M), num_threads() = 128);
          * softmax over rows of <= 1024 elements runs one warp per row, 4 rows per CTA
          * (persistent warp softmax); reductions pack rows until a CTA holds 1024 elements */
+        if (w->type == OP_CUMSUM) {
+            scan_tile(g, w, t);
+            break;
+        }
+        if ((w->type == OP_BATCHNORM || w->type == OP_BATCHNORM_BWD) && !w->generated) {
+            bn_tile(g, w, sms, t);
+            break;
+        }
         if (w->col_reduce && w->generated) {
             /* Inductor's split reduction (triton_red_*): the reduced rows are cut into enough
              * CTAs to fill the GPU, each streaming its slice once, like an element-wise kernel
@@ -364,11 +500,14 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         /* each element is an atomic read-modify-write at L2: read + write of the destination */
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + 2.0 * (double)w->out_bytes, 9.0e18);
-        double out = (double)w->out_bytes;
+        double out = (double)w->out_bytes, src = (double)w->in_bytes[w->nin == 3 ? 2 : 0];
         if (out > l2cap) /* destination rows evicted between updates: RMW misses go to DRAM */
-            t->extra_dram_read_bytes = (int64_t)((double)w->in_bytes[0] * (1.0 - l2cap / out));
+            t->extra_dram_read_bytes = (int64_t)(src * (1.0 - l2cap / out));
         break;
     }
+    case OPK_SORT:
+        sort_tile(g, w, t);
+        break;
     case OPK_GATHER:
     case OPK_STREAM:
     default: {

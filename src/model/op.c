@@ -7,6 +7,7 @@
 #include "op.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,13 +33,32 @@
 #define BINARY(nm, rule) \
     {.name = nm, .kind = OPK_STREAM, ARITY(2, 2), .attrs = "", \
      .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(1, 0), .fuse = FUSE_POINTWISE, .grad = rule}
-#define INDEX_OP(nm, k, dual) \
-    {.name = nm, .kind = k, ARITY(2, 2), .attrs = "axis,", .flags = OPF_INDEX, .fuse = FUSE_NONE, \
-     .fuse_why = INDEX_WHY, .grad = GR_DUAL, .grad_dual = dual}
+/* index ops; the scatters take an optional destination first: [dst, index, src] */
+#define INDEX_OP(nm, k, dual, hi) \
+    {.name = nm, .kind = k, .min_in = 2, .max_in = hi, .max_out = 1, .attrs = "axis,", \
+     .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY, .grad = GR_DUAL, .grad_dual = dual}
 static const char INDEX_WHY[] = "index op: no fusion across gathers/scatters";
+static const char WINDOW_WHY[] = "pooling window: each output reads a window that spans "
+                                 "neighbouring rows of its input (no epilogue or stitch rule "
+                                 "covers the halo)";
+static const char SORT_WHY[] = "radix select/sort: several passes over each row (and several "
+                               "kernels), no epilogue";
+#define CONV_ATTRS "stride,padding,dilation,groups,layout,"
+#define POOL_ATTRS "op,kernel,stride,padding,layout,"
+/* ATen batch_norm_transform_input: gamma * (x - mean) * invstd + beta */
+enum { BN_NORM_FLOPS_PER_ELEM = 4 };
+/* dropout per element (ATen fused_dropout_kernel_vec): a quarter of one Philox4x32-10 call
+ * (curand_uniform4: 10 rounds of 2 mul.hi + 2 mul.lo + 4 xor + 2 key adds = 100 integer
+ * instructions for 4 numbers; Salmon et al., SC'11, and curand_philox4x32_x.h), 3 for the
+ * uint -> float uniform, and compare, scale-multiply, select and mask store: 25 + 3 + 4 */
+enum { PHILOX_INST_PER_ELEM = 25, DROPOUT_FLOPS_PER_ELEM = PHILOX_INST_PER_ELEM + 3 + 4 };
+/* torch.nn.Dropout's default p = 0.5, in thousandths */
+enum { DROPOUT_DEFAULT_PERMILLE = 500 };
 
 static const op_info OP_TABLE[OP_COUNT] = {
-    [OP_MATMUL] = {.name = "matmul", .kind = OPK_GEMM, ARITY(2, 2), .attrs = "transpose_a,transpose_b,",
+    /* matmul: an optional third input C is added in the epilogue (cuBLAS beta = 1: addmm,
+     * baddbmm with a non-zero C) */
+    [OP_MATMUL] = {.name = "matmul", .kind = OPK_GEMM, ARITY(2, 3), .attrs = "transpose_a,transpose_b,",
                    .flags = OPF_GEMM | OPF_TENSOR, .fuse = FUSE_GEMM, .grad = GR_MATMUL},
     [OP_LINEAR] = {.name = "linear", .kind = OPK_GEMM, ARITY(2, 3), .attrs = "transpose_b,",
                    .flags = OPF_GEMM | OPF_TENSOR, .fuse = FUSE_GEMM, .grad = GR_LINEAR},
@@ -92,20 +112,21 @@ static const op_info OP_TABLE[OP_COUNT] = {
     [OP_NORM_BWD] = {.name = "norm_backward", .kind = OPK_ROW, .min_in = 2, .max_in = 4, .max_out = 3,
                      .attrs = "op,", .flags = OPF_TRAIN_ONLY, EW(12, 0), .sfu_per_row = 1, .row_input = 1,
                      .fuse = FUSE_ROW, .grad = GR_UNSUPPORTED},
-    [OP_ATTENTION] = {.name = "attention", .kind = OPK_ATTN, ARITY(3, 3), .attrs = "causal,",
+    /* attention: an optional fourth input is an additive mask read by the kernel */
+    [OP_ATTENTION] = {.name = "attention", .kind = OPK_ATTN, ARITY(3, 4), .attrs = "causal,",
                       .flags = OPF_TENSOR, .fuse = FUSE_NONE,
                       .fuse_why = "attention kernel takes no epilogue", .grad = GR_ATTENTION},
-    [OP_ATTN_BWD] = {.name = "attention_backward", .kind = OPK_ATTN, .min_in = 5, .max_in = 5,
+    [OP_ATTN_BWD] = {.name = "attention_backward", .kind = OPK_ATTN, .min_in = 5, .max_in = 6,
                      .max_out = 3, .attrs = "causal,", .flags = OPF_TENSOR | OPF_TRAIN_ONLY,
                      .fuse = FUSE_NONE, .fuse_why = "attention kernel takes no epilogue",
                      .grad = GR_UNSUPPORTED},
     [OP_EMBEDDING] = {.name = "embedding", .kind = OPK_GATHER, ARITY(2, 2), .attrs = "",
                       .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
                       .grad = GR_EMBEDDING},
-    [OP_GATHER] = INDEX_OP("gather", OPK_GATHER, OP_SCATTER_ADD),
-    [OP_INDEX_SELECT] = INDEX_OP("index_select", OPK_GATHER, OP_INDEX_ADD),
-    [OP_SCATTER_ADD] = INDEX_OP("scatter_add", OPK_SCATTER, OP_GATHER),
-    [OP_INDEX_ADD] = INDEX_OP("index_add", OPK_SCATTER, OP_INDEX_SELECT),
+    [OP_GATHER] = INDEX_OP("gather", OPK_GATHER, OP_SCATTER_ADD, 2),
+    [OP_INDEX_SELECT] = INDEX_OP("index_select", OPK_GATHER, OP_INDEX_ADD, 2),
+    [OP_SCATTER_ADD] = INDEX_OP("scatter_add", OPK_SCATTER, OP_GATHER, 3),
+    [OP_INDEX_ADD] = INDEX_OP("index_add", OPK_SCATTER, OP_INDEX_SELECT, 3),
     [OP_EMBEDDING_BWD] = {.name = "embedding_backward", .kind = OPK_SCATTER, ARITY(2, 2), .attrs = "",
                           .flags = OPF_INDEX | OPF_TRAIN_ONLY, .fuse = FUSE_NONE,
                           .fuse_why = INDEX_WHY, .grad = GR_UNSUPPORTED},
@@ -114,7 +135,8 @@ static const op_info OP_TABLE[OP_COUNT] = {
                        .grad = GR_INDEX_COPY},
     [OP_CONCAT] = {.name = "concat", .kind = OPK_STREAM, ARITY(1, -1), .attrs = "axis,",
                    .fuse = FUSE_INPLACE, .grad = GR_CONCAT},
-    [OP_SLICE] = {.name = "slice", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "axis,start,end,",
+    /* slice: a copy of the kept part, or with "copy": false a free view (torch.narrow/split) */
+    [OP_SLICE] = {.name = "slice", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "axis,start,end,copy,",
                   .fuse = FUSE_POINTWISE, .grad = GR_SLICE},
     [OP_TRANSPOSE] = {.name = "transpose", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "perm,copy,",
                       .fuse = FUSE_POINTWISE, .grad = GR_TRANSPOSE},
@@ -125,9 +147,60 @@ static const op_info OP_TABLE[OP_COUNT] = {
     [OP_ROPE] = {.name = "rope", .kind = OPK_STREAM, ARITY(1, 3), .attrs = "",
                  .flags = OPF_ELEMENTWISE | OPF_EPILOGUE, EW(3, 0), .fuse = FUSE_POINTWISE,
                  .grad = GR_ROPE},
-    /* broadcast copy (reduce backward): a store per output element */
-    [OP_EXPAND] = {.name = "expand", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "",
+    /* broadcast copy (reduce backward): a store per output element; "copy": false is a free
+     * view (torch.expand: stride 0 along the broadcast axes) */
+    [OP_EXPAND] = {.name = "expand", .kind = OPK_STREAM, ARITY(1, 1), .attrs = "copy,",
                    .fuse = FUSE_POINTWISE, .grad = GR_EXPAND},
+    /* Convolutions run as cuDNN implicit GEMMs (op_work_of: M = N*Ho*Wo, N = Cout/groups,
+     * K = Cin/groups*KH*KW per group; depthwise convs are direct SIMT kernels). cuDNN's runtime
+     * fusion engines take pointwise epilogues (bias, activation, residual add, scale/shift) on
+     * the output tile (cuDNN developer guide, "Graph API: runtime fusion engines"), so a conv
+     * leads a GEMM group. */
+    [OP_CONV2D] = {.name = "conv2d", .kind = OPK_GEMM, ARITY(2, 3), .attrs = CONV_ATTRS,
+                   .flags = OPF_TENSOR | OPF_CONV, .fuse = FUSE_GEMM, .grad = GR_CONV},
+    [OP_CONV2D_DGRAD] = {.name = "conv2d_dgrad", .kind = OPK_GEMM, ARITY(2, 2), .attrs = CONV_ATTRS,
+                         .flags = OPF_TENSOR | OPF_CONV | OPF_TRAIN_ONLY, .fuse = FUSE_GEMM,
+                         .grad = GR_UNSUPPORTED},
+    [OP_CONV2D_WGRAD] = {.name = "conv2d_wgrad", .kind = OPK_GEMM, ARITY(2, 2), .attrs = CONV_ATTRS,
+                         .flags = OPF_TENSOR | OPF_CONV | OPF_TRAIN_ONLY, .fuse = FUSE_GEMM,
+                         .grad = GR_UNSUPPORTED},
+    /* batchnorm: inference is a per-channel scale and shift (ATen batch_norm_transform_input:
+     * (x - mean) * invstd * gamma + beta, 4 FP32 ops per element), pointwise like any epilogue;
+     * training (attr "training": 1) is a per-channel reduction then that pass (op_work_of makes
+     * it a row op: rows = channels), which vf treats as a row op */
+    [OP_BATCHNORM] = {.name = "batchnorm", .kind = OPK_STREAM, ARITY(1, 3), .attrs = "training,axis,eps,",
+                      .flags = OPF_EPILOGUE, EW(BN_NORM_FLOPS_PER_ELEM, 0), .fuse = FUSE_POINTWISE,
+                      .grad = GR_BATCHNORM},
+    [OP_BATCHNORM_BWD] = {.name = "batchnorm_backward", .kind = OPK_ROW, .min_in = 2, .max_in = 3,
+                          .max_out = 3, .attrs = "training,axis,eps,", .flags = OPF_TRAIN_ONLY,
+                          .row_input = 1, .fuse = FUSE_ROW, .grad = GR_UNSUPPORTED},
+    [OP_POOL2D] = {.name = "pool2d", .kind = OPK_STREAM, .min_in = 1, .max_in = 1, .max_out = 2,
+                   .attrs = POOL_ATTRS, .fuse = FUSE_NONE, .fuse_why = WINDOW_WHY, .grad = GR_POOL},
+    [OP_POOL2D_BWD] = {.name = "pool2d_backward", .kind = OPK_STREAM, .min_in = 1, .max_in = 2,
+                       .max_out = 1, .attrs = POOL_ATTRS, .flags = OPF_TRAIN_ONLY, .fuse = FUSE_NONE,
+                       .fuse_why = WINDOW_WHY, .grad = GR_UNSUPPORTED},
+    [OP_TOPK] = {.name = "topk", .kind = OPK_SORT, .min_in = 1, .max_in = 1, .min_out = 2, .max_out = 2,
+                 .attrs = "k,axis,", .fuse = FUSE_NONE, .fuse_why = SORT_WHY, .grad = GR_SELECT},
+    /* argmax: ATen's reduction kernel with an (value, index) accumulator (Reduce.cuh,
+     * ArgMaxOps): a compare and a select per element, grids as `reduce` */
+    [OP_ARGMAX] = {.name = "argmax", .kind = OPK_ROW, ARITY(1, 1), .attrs = "axis,", EW(2, 0),
+                   .rowgrid = ROWGRID_PACK, .fuse = FUSE_ROW, .grad = GR_NONE},
+    [OP_SORT] = {.name = "sort", .kind = OPK_SORT, .min_in = 1, .max_in = 1, .min_out = 2, .max_out = 2,
+                 .attrs = "axis,", .fuse = FUSE_NONE, .fuse_why = SORT_WHY, .grad = GR_SELECT},
+    /* cumsum: one add per element, one read and one write (ATen's scan kernels, cost.c) */
+    [OP_CUMSUM] = {.name = "cumsum", .kind = OPK_ROW, ARITY(1, 1), .attrs = "axis,", EW(1, 0),
+                   .fuse = FUSE_NONE, .fuse_why = "scan: a running sum carried along the row (ATen's "
+                   "scan kernels take no epilogue)", .grad = GR_CUMSUM},
+    /* dropout: y = x * mask / (1 - p) and the bool mask, from Philox random numbers
+     * (DROPOUT_FLOPS_PER_ELEM); an elementwise op that fuses like one */
+    [OP_DROPOUT] = {.name = "dropout", .kind = OPK_STREAM, .min_in = 1, .max_in = 1, .min_out = 2,
+                    .max_out = 2, .attrs = "p_permille,", .flags = OPF_ELEMENTWISE | OPF_EPILOGUE,
+                    EW(DROPOUT_FLOPS_PER_ELEM, 0), .fuse = FUSE_POINTWISE, .grad = GR_DROPOUT},
+    /* scatter (dst, index, src): dst with src's elements written at index along axis, in place
+     * (torch.Tensor.scatter_); the backward of topk and sort */
+    [OP_SCATTER] = {.name = "scatter", .kind = OPK_STREAM, ARITY(3, 3), .attrs = "axis,",
+                    .flags = OPF_INDEX | OPF_TRAIN_ONLY, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
+                    .grad = GR_UNSUPPORTED},
 };
 #undef EW
 #undef ARITY
@@ -177,6 +250,11 @@ int op_is_index(int type)
 int op_is_gemm(int type)
 {
     return (OP_TABLE[type].flags & OPF_GEMM) != 0;
+}
+
+int op_is_conv(int type)
+{
+    return (OP_TABLE[type].flags & OPF_CONV) != 0;
 }
 
 static const wl_tensor *IN(const wl_graph *g, const wl_op *o, int i)
@@ -248,6 +326,237 @@ static int check_attrs(const wl_op *o, char *msg, unsigned long msglen, char *su
         }
     }
     return 0;
+}
+
+/* A failure with a printf-style message (op_check's reasons with several numbers). */
+static int failf(char *msg, unsigned long n, char *sub, unsigned long sn, const char *where,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int failf(char *msg, unsigned long n, char *sub, unsigned long sn, const char *where,
+                 const char *fmt, ...)
+{
+    snprintf(sub, sn, "%s", where ? where : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+#define FAILF(where, ...) return failf(msg, msglen, sub, sublen, where, __VA_ARGS__)
+
+/* Largest window attribute (kernel, stride, padding, dilation) accepted: larger values only
+ * overflow the shape arithmetic, no real layer comes near */
+#define WINDOW_ATTR_MAX (1LL << 30)
+
+/* A 2-D window attribute (stride, padding, dilation, kernel): an integer for both axes or a list
+ * of one or two integers, each in [lo, WINDOW_ATTR_MAX]; absent: def (def < 0: required). */
+static int pair_attr(const wl_op *o, const char *key, int64_t def, int64_t lo, int64_t out[2],
+                     char *msg, unsigned long msglen, char *sub, unsigned long sublen)
+{
+    char where[64];
+    snprintf(where, sizeof where, "attrs.%s", key);
+    const wl_attr *a = wl_attr_get(o, key);
+    if (!a) {
+        if (def < 0)
+            FAILF(where, "missing (an integer or a list of 2 integers)");
+        out[0] = out[1] = def;
+        return 0;
+    }
+    if (a->type == WA_INT) {
+        out[0] = out[1] = a->ival;
+    } else if (a->type == WA_LIST && (a->nlist == 1 || a->nlist == 2)) {
+        out[0] = a->list[0];
+        out[1] = a->list[a->nlist - 1];
+    } else {
+        FAILF(where, "must be an integer or a list of 2 integers");
+    }
+    for (int i = 0; i < 2; i++)
+        if (out[i] < lo || out[i] > WINDOW_ATTR_MAX)
+            FAILF(where, "must be in [%lld, %lld], got %lld", (long long)lo, WINDOW_ATTR_MAX,
+                  (long long)out[i]);
+    return 0;
+}
+
+/* Layout attribute of a convolution or pooling: 0 NCHW (default), 1 NHWC. */
+static int layout_attr(const wl_op *o, int *nhwc, char *msg, unsigned long msglen, char *sub,
+                       unsigned long sublen)
+{
+    const wl_attr *a = wl_attr_get(o, "layout");
+    *nhwc = 0;
+    if (!a)
+        return 0;
+    if (a->type != WA_STR || (strcmp(a->sval, "nchw") && strcmp(a->sval, "nhwc")))
+        FAILF("attrs.layout", "must be \"nchw\" or \"nhwc\"");
+    *nhwc = !strcmp(a->sval, "nhwc");
+    return 0;
+}
+
+/* Output length of a window along one axis (PyTorch's conv/pool rule):
+ * floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1, or with ceil instead of floor (PyTorch's
+ * ceil_mode, dropping a last window that would start in the right padding); -1 when the
+ * (dilated) window does not fit the padded input. Inputs are bounded by WINDOW_ATTR_MAX and a
+ * dimension (< 2^63 / 8): no overflow. */
+static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int ceil_mode)
+{
+    if (in > (1LL << 60)) /* beyond any tensor of this model: keeps the sum below from overflowing */
+        return -1;
+    int64_t span = in + 2 * p - d * (k - 1) - 1;
+    if (span < 0)
+        return -1;
+    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + p) /* the last window would start in the padding */
+        out--;
+    return out;
+}
+
+/* Geometry of a 2-D convolution: x [N, C, H, W] (NHWC: [N, H, W, C]), w [Co, C/g, KH, KW]
+ * (NHWC: [Co, KH, KW, C/g]), y [N, Co, Ho, Wo] (NHWC: [N, Ho, Wo, Co]). */
+typedef struct conv_geo {
+    int64_t n, c, h, w, co, kh, kw, ho, wo, groups;
+    int64_t stride[2], pad[2], dil[2];
+    int nhwc;
+    int64_t ydim[4]; /* the output shape the inputs imply */
+} conv_geo;
+
+/* Check x and the weight of a convolution (JSON sub-paths xs, ws) and compute its geometry. */
+static int conv_geometry(const wl_op *o, const wl_tensor *x, const wl_tensor *wt, const char *xs,
+                         const char *ws, conv_geo *cg, char *msg, unsigned long msglen, char *sub,
+                         unsigned long sublen)
+{
+    memset(cg, 0, sizeof *cg);
+    if (layout_attr(o, &cg->nhwc, msg, msglen, sub, sublen) ||
+        pair_attr(o, "stride", 1, 1, cg->stride, msg, msglen, sub, sublen) ||
+        pair_attr(o, "padding", 0, 0, cg->pad, msg, msglen, sub, sublen) ||
+        pair_attr(o, "dilation", 1, 1, cg->dil, msg, msglen, sub, sublen))
+        return -1;
+    cg->groups = wl_attr_int(o, "groups", 1);
+    const wl_attr *ga = wl_attr_get(o, "groups");
+    if ((ga && ga->type != WA_INT) || cg->groups < 1)
+        FAILF("attrs.groups", "must be an integer >= 1");
+    if (x->ndim != 4)
+        FAILF(xs, "input must be 4-D %s", cg->nhwc ? "[N, H, W, C]" : "[N, C, H, W]");
+    if (wt->ndim != 4)
+        FAILF(ws, "weight must be 4-D %s", cg->nhwc ? "[Cout, KH, KW, C/groups]" : "[Cout, C/groups, KH, KW]");
+    if (!dt_is_float(x->dt) || x->dt != wt->dt)
+        FAILF(ws, "input and weight must have the same floating-point dtype");
+    int cax = cg->nhwc ? 3 : 1, hax = cg->nhwc ? 1 : 2;
+    cg->n = x->dim[0];
+    cg->c = x->dim[cax];
+    cg->h = x->dim[hax];
+    cg->w = x->dim[hax + 1];
+    cg->co = wt->dim[0];
+    cg->kh = wt->dim[cg->nhwc ? 1 : 2];
+    cg->kw = wt->dim[cg->nhwc ? 2 : 3];
+    int64_t cpg = wt->dim[cg->nhwc ? 3 : 1];
+    if (cg->c % cg->groups || cg->co % cg->groups)
+        FAILF("attrs.groups", "groups (%lld) must divide the input channels (%lld) and the output "
+              "channels (%lld)", (long long)cg->groups, (long long)cg->c, (long long)cg->co);
+    if (cpg != cg->c / cg->groups)
+        FAILF(ws, "weight has %lld input channels per group, the input %lld / %lld groups = %lld",
+              (long long)cpg, (long long)cg->c, (long long)cg->groups, (long long)(cg->c / cg->groups));
+    if (cg->kh > WINDOW_ATTR_MAX || cg->kw > WINDOW_ATTR_MAX)
+        FAILF(ws, "kernel larger than %lld", WINDOW_ATTR_MAX);
+    cg->ho = window_out(cg->h, cg->kh, cg->stride[0], cg->pad[0], cg->dil[0], 0);
+    cg->wo = window_out(cg->w, cg->kw, cg->stride[1], cg->pad[1], cg->dil[1], 0);
+    if (cg->ho < 1 || cg->wo < 1)
+        FAILF(ws, "kernel %lldx%lld (dilation %lld, %lld) does not fit the input %lldx%lld padded by "
+              "%lld, %lld", (long long)cg->kh, (long long)cg->kw, (long long)cg->dil[0],
+              (long long)cg->dil[1], (long long)cg->h, (long long)cg->w, (long long)cg->pad[0],
+              (long long)cg->pad[1]);
+    int64_t nchw[4] = {cg->n, cg->co, cg->ho, cg->wo}, nhwc[4] = {cg->n, cg->ho, cg->wo, cg->co};
+    memcpy(cg->ydim, cg->nhwc ? nhwc : nchw, sizeof cg->ydim);
+    return 0;
+}
+
+/* A tensor must have the given 4-D shape ("<what> must be [a, b, c, d]"). */
+static int want_shape4(const wl_tensor *t, const int64_t d[4], const char *where, const char *what,
+                       char *msg, unsigned long msglen, char *sub, unsigned long sublen)
+{
+    if (t->ndim == 4 && !memcmp(t->dim, d, 4 * sizeof(int64_t)))
+        return 0;
+    FAILF(where, "%s must be [%lld, %lld, %lld, %lld]", what, (long long)d[0], (long long)d[1],
+          (long long)d[2], (long long)d[3]);
+}
+
+/* Geometry of a 2-D pooling window over x [N, C, H, W] (NHWC: [N, H, W, C]). */
+typedef struct pool_geo {
+    int64_t k[2], stride[2], pad[2];
+    int nhwc, max;
+} pool_geo;
+
+static int pool_geometry(const wl_op *o, const wl_tensor *x, const char *xs, pool_geo *pg,
+                         char *msg, unsigned long msglen, char *sub, unsigned long sublen)
+{
+    memset(pg, 0, sizeof *pg);
+    const char *op = wl_attr_str(o, "op", "");
+    if (strcmp(op, "max") && strcmp(op, "avg"))
+        FAILF("attrs.op", "must be \"max\" or \"avg\"");
+    pg->max = !strcmp(op, "max");
+    if (layout_attr(o, &pg->nhwc, msg, msglen, sub, sublen) ||
+        pair_attr(o, "kernel", -1, 1, pg->k, msg, msglen, sub, sublen) ||
+        pair_attr(o, "padding", 0, 0, pg->pad, msg, msglen, sub, sublen))
+        return -1;
+    if (!wl_attr_get(o, "stride"))
+        memcpy(pg->stride, pg->k, sizeof pg->stride); /* PyTorch: stride defaults to the kernel */
+    else if (pair_attr(o, "stride", 1, 1, pg->stride, msg, msglen, sub, sublen))
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (2 * pg->pad[i] > pg->k[i]) /* PyTorch: pad should be at most half of kernel size */
+            FAILF("attrs.padding", "padding %lld is more than half the kernel %lld",
+                  (long long)pg->pad[i], (long long)pg->k[i]);
+    if (x->ndim != 4)
+        FAILF(xs, "input must be 4-D %s", pg->nhwc ? "[N, H, W, C]" : "[N, C, H, W]");
+    return 0;
+}
+
+/* The pooled shape of x; ceil_mode: the last window may start in the right padding. */
+static void pool_out(const wl_tensor *x, const pool_geo *pg, int ceil_mode, int64_t d[4])
+{
+    int hax = pg->nhwc ? 1 : 2;
+    memcpy(d, x->dim, 4 * sizeof(int64_t));
+    for (int i = 0; i < 2; i++)
+        d[hax + i] = window_out(x->dim[hax + i], pg->k[i], pg->stride[i], pg->pad[i], 1, ceil_mode);
+}
+
+/* The pooled output y must be x pooled (floor, or ceil_mode as PyTorch writes it). */
+static int pool_check_out(const wl_tensor *x, const wl_tensor *y, const pool_geo *pg,
+                          const char *where, char *msg, unsigned long msglen, char *sub,
+                          unsigned long sublen)
+{
+    int64_t fl[4], ce[4];
+    pool_out(x, pg, 0, fl);
+    pool_out(x, pg, 1, ce);
+    if (fl[2] < 1 || fl[3] < 1 || (pg->nhwc && fl[1] < 1))
+        FAILF(where, "pooling window larger than the padded input");
+    if (y->ndim == 4 && (!memcmp(y->dim, fl, sizeof fl) || !memcmp(y->dim, ce, sizeof ce)))
+        return 0;
+    return want_shape4(y, fl, where, "output", msg, msglen, sub, sublen);
+}
+
+/* Axis attribute of a row-wise op (default -1) normalized for x. */
+static int axis_attr(const wl_op *o, const wl_tensor *x, int *a, char *msg, unsigned long msglen,
+                     char *sub, unsigned long sublen)
+{
+    if (x->ndim < 1)
+        FAILF("inputs[0]", "input must have at least 1 dimension");
+    if (norm_axis(wl_attr_int(o, "axis", -1), x->ndim, a))
+        FAILF("attrs.axis", "axis %lld out of range for %d dimensions",
+              (long long)wl_attr_int(o, "axis", -1), x->ndim);
+    return 0;
+}
+
+/* t has x's shape with dimension a of length len (len < 0: dimension a removed). */
+static int shape_along(const wl_tensor *t, const wl_tensor *x, int a, int64_t len)
+{
+    int nd = len < 0 ? x->ndim - 1 : x->ndim;
+    if (t->ndim != nd)
+        return 0;
+    for (int i = 0, j = 0; i < x->ndim; i++) {
+        if (i == a && len < 0)
+            continue;
+        if (t->dim[j++] != (i == a ? len : x->dim[i]))
+            return 0;
+    }
+    return 1;
 }
 
 /* GEMM geometry of matmul/linear: M, N, K, batch dims of the output. */
@@ -327,9 +636,12 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
                   (long long)o->nin);
         FAILX("inputs", "needs %s%lld..%lld inputs", "", (long long)inf->min_in, (long long)inf->max_in);
     }
-    int max_out = inf->max_out;
-    if (o->nout < 1 || o->nout > max_out)
+    int max_out = inf->max_out, min_out = inf->min_out > 0 ? inf->min_out : 1;
+    if (o->nout < min_out || o->nout > max_out) {
+        if (min_out == max_out)
+            FAILF("outputs", "needs %d outputs, got %d", min_out, o->nout);
         FAILX("outputs", "needs 1..%s%lld outputs, got %lld", "", (long long)max_out, (long long)o->nout);
+    }
     if (check_attrs(o, msg, msglen, sub, sublen))
         return -1;
     const wl_tensor *y = OUT(g, o, 0);
@@ -357,6 +669,15 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
         want[nd++] = gg.n;
         if (y->ndim != nd || memcmp(want, y->dim, (size_t)nd * sizeof(int64_t)))
             FAIL("outputs[0]", "output shape does not match the product's shape");
+        if (o->type == OP_MATMUL && o->nin == 3) {
+            /* C of addmm/baddbmm: broadcast to the product's shape, read in the epilogue */
+            const wl_tensor *c = IN(g, o, 2);
+            int64_t bd[WL_MAXDIM];
+            int nbd;
+            if (!dt_is_float(c->dt) || broadcast(c->dim, c->ndim, want, nd, bd, &nbd) || nbd != nd ||
+                memcmp(bd, want, (size_t)nd * sizeof(int64_t)))
+                FAIL("inputs[2]", "C must be floating point and broadcast to the product's shape");
+        }
         return 0;
     }
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: {
@@ -491,6 +812,16 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
             FAIL("inputs", "q and k head dims differ");
         if (wl_attr_int(o, "causal", 0) && k->dim[2] < q->dim[2])
             FAIL("attrs.causal", "causal attention needs kv length >= query length");
+        int mi = base ? 5 : 3; /* the mask: after q, k, v (backward: after dO, q, k, v, O) */
+        if (o->nin > mi) {
+            /* an additive mask, broadcast to the scores [B, Hq, S, L] */
+            int64_t sc[4] = {q->dim[0], q->dim[1], q->dim[2], k->dim[2]}, bd[WL_MAXDIM];
+            int nbd;
+            const wl_tensor *m = IN(g, o, mi);
+            if (broadcast(m->dim, m->ndim, sc, 4, bd, &nbd) || nbd != 4 || memcmp(bd, sc, sizeof sc))
+                FAILF(base ? "inputs[5]" : "inputs[3]", "mask must broadcast to the scores [%lld, %lld, %lld, %lld]",
+                      (long long)sc[0], (long long)sc[1], (long long)sc[2], (long long)sc[3]);
+        }
         if (o->type == OP_ATTENTION) {
             if (y->ndim != 4 || y->dim[0] != q->dim[0] || y->dim[1] != q->dim[1] ||
                 y->dim[2] != q->dim[2] || y->dim[3] != v->dim[3])
@@ -519,7 +850,8 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
     case OP_INDEX_ADD:
     case OP_EMBEDDING_BWD:
     case OP_INDEX_COPY: {
-        int is_copy = o->type == OP_INDEX_COPY;
+        /* index_copy, and index_add/scatter_add with a destination: [dst, index, src] */
+        int is_copy = o->nin == 3;
         const wl_tensor *x = IN(g, o, 0), *idx = IN(g, o, 1);
         const wl_tensor *src = is_copy ? IN(g, o, 2) : x;
         int a = 0;
@@ -548,6 +880,162 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
                 if (y->dim[i] != (i == a ? idx->dim[0] : x->dim[i]))
                     FAIL("outputs[0]", "output must be the input with the axis resized to the index length");
         }
+        return 0;
+    }
+    case OP_CONV2D:
+    case OP_CONV2D_DGRAD:
+    case OP_CONV2D_WGRAD: {
+        /* conv2d (x, w, [b]) -> y; dgrad (dy, w) -> dx; wgrad (dy, x) -> dw */
+        int t = o->type;
+        const wl_tensor *x = t == OP_CONV2D ? IN(g, o, 0) : t == OP_CONV2D_DGRAD ? y : IN(g, o, 1);
+        const wl_tensor *wt = t == OP_CONV2D_WGRAD ? y : IN(g, o, 1);
+        const wl_tensor *yt = t == OP_CONV2D ? y : IN(g, o, 0);
+        const char *xs = t == OP_CONV2D ? "inputs[0]" : t == OP_CONV2D_DGRAD ? "outputs[0]" : "inputs[1]";
+        const char *ws = t == OP_CONV2D_WGRAD ? "outputs[0]" : "inputs[1]";
+        const char *ys = t == OP_CONV2D ? "outputs[0]" : "inputs[0]";
+        conv_geo cg;
+        if (conv_geometry(o, x, wt, xs, ws, &cg, msg, msglen, sub, sublen))
+            return -1;
+        if (t == OP_CONV2D && o->nin == 3) {
+            const wl_tensor *b = IN(g, o, 2);
+            if (b->ndim != 1 || b->dim[0] != cg.co)
+                FAILF("inputs[2]", "bias must be [%lld] (the output channels)", (long long)cg.co);
+        }
+        return want_shape4(yt, cg.ydim, ys, t == OP_CONV2D ? "output" : "gradient of the output",
+                           msg, msglen, sub, sublen);
+    }
+    case OP_BATCHNORM:
+    case OP_BATCHNORM_BWD: {
+        /* batchnorm (x, [gamma, [beta]]) -> y; backward (dy, x, [gamma]) -> dx, [dgamma, dbeta] */
+        int bwd = o->type == OP_BATCHNORM_BWD;
+        const wl_tensor *x = IN(g, o, bwd ? 1 : 0);
+        int a = 0;
+        int64_t tr = wl_attr_int(o, "training", 0);
+        if (tr != 0 && tr != 1)
+            FAIL("attrs.training", "must be 0 or 1");
+        if (x->ndim < 2)
+            FAIL(bwd ? "inputs[1]" : "inputs[0]", "input must have at least 2 dimensions (batch, channels)");
+        if (norm_axis(wl_attr_int(o, "axis", 1), x->ndim, &a))
+            FAILF("attrs.axis", "channel axis %lld out of range for %d dimensions",
+                  (long long)wl_attr_int(o, "axis", 1), x->ndim);
+        if (!dt_is_float(x->dt))
+            FAIL(bwd ? "inputs[1]" : "inputs[0]", "input must be floating point");
+        int64_t c = x->dim[a];
+        for (int i = bwd ? 2 : 1; i < o->nin; i++) {
+            const wl_tensor *p = IN(g, o, i);
+            if (p->ndim != 1 || p->dim[0] != c)
+                FAILF(i == 1 ? "inputs[1]" : "inputs[2]",
+                      "batchnorm parameters must be [%lld] (the channels along axis %d)", (long long)c, a);
+        }
+        if (!same_shape(x, y))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        if (bwd) {
+            if (!same_shape(IN(g, o, 0), x))
+                FAIL("inputs[0]", "gradient must have the input's shape");
+            for (int i = 1; i < o->nout; i++)
+                if (OUT(g, o, i)->ndim != 1 || OUT(g, o, i)->dim[0] != c)
+                    FAILF("outputs", "parameter gradients must be [%lld]", (long long)c);
+        }
+        return 0;
+    }
+    case OP_POOL2D: {
+        pool_geo pg;
+        const wl_tensor *x = IN(g, o, 0);
+        if (pool_geometry(o, x, "inputs[0]", &pg, msg, msglen, sub, sublen) ||
+            pool_check_out(x, y, &pg, "outputs[0]", msg, msglen, sub, sublen))
+            return -1;
+        if (o->nout == 2) {
+            const wl_tensor *ix = OUT(g, o, 1);
+            if (!pg.max)
+                FAIL("outputs[1]", "only max pooling has indices");
+            if (dt_is_float(ix->dt) || !same_shape(ix, y))
+                FAIL("outputs[1]", "indices must be an integer tensor of the output's shape");
+        }
+        return 0;
+    }
+    case OP_POOL2D_BWD: {
+        /* (dy, [indices]) -> dx: x's shape is the output's */
+        pool_geo pg;
+        if (pool_geometry(o, y, "outputs[0]", &pg, msg, msglen, sub, sublen) ||
+            pool_check_out(y, IN(g, o, 0), &pg, "inputs[0]", msg, msglen, sub, sublen))
+            return -1;
+        if (pg.max != (o->nin == 2))
+            FAIL("inputs", pg.max ? "max pooling backward reads the saved indices (2 inputs)"
+                                  : "average pooling backward reads only the gradient (1 input)");
+        if (o->nin == 2 && (dt_is_float(IN(g, o, 1)->dt) || !same_shape(IN(g, o, 1), IN(g, o, 0))))
+            FAIL("inputs[1]", "indices must be an integer tensor of the gradient's shape");
+        return 0;
+    }
+    case OP_TOPK:
+    case OP_SORT: {
+        const wl_tensor *x = IN(g, o, 0);
+        int a = 0;
+        if (axis_attr(o, x, &a, msg, msglen, sub, sublen))
+            return -1;
+        int64_t len = x->dim[a];
+        if (o->type == OP_TOPK) {
+            const wl_attr *ka = wl_attr_get(o, "k");
+            if (!ka || ka->type != WA_INT)
+                FAIL("attrs.k", "missing (an integer)");
+            if (ka->ival < 1 || ka->ival > len)
+                FAILF("attrs.k", "k = %lld must be in [1, %lld] (the length along axis %d)",
+                      (long long)ka->ival, (long long)len, a);
+            len = ka->ival;
+        }
+        if (!shape_along(y, x, a, len) || y->dt != x->dt)
+            FAILF("outputs[0]", "values must have the input's dtype and shape with %lld along axis %d",
+                  (long long)len, a);
+        if (!shape_along(OUT(g, o, 1), x, a, len) || dt_is_float(OUT(g, o, 1)->dt))
+            FAIL("outputs[1]", "indices must be an integer tensor of the values' shape");
+        return 0;
+    }
+    case OP_ARGMAX: {
+        const wl_tensor *x = IN(g, o, 0);
+        int a = 0;
+        if (axis_attr(o, x, &a, msg, msglen, sub, sublen))
+            return -1;
+        if (dt_is_float(y->dt))
+            FAIL("outputs[0]", "indices must be an integer tensor");
+        if (!shape_along(y, x, a, -1) && !shape_along(y, x, a, 1))
+            FAILF("outputs[0]", "output must be the input's shape without axis %d (or with it 1)", a);
+        return 0;
+    }
+    case OP_CUMSUM: {
+        int a = 0;
+        if (axis_attr(o, IN(g, o, 0), &a, msg, msglen, sub, sublen))
+            return -1;
+        if (!same_shape(IN(g, o, 0), y))
+            FAIL("outputs[0]", "output shape must equal the input shape");
+        return 0;
+    }
+    case OP_DROPOUT: {
+        const wl_tensor *x = IN(g, o, 0);
+        int64_t p = wl_attr_int(o, "p_permille", DROPOUT_DEFAULT_PERMILLE);
+        if (p < 0 || p > 1000)
+            FAIL("attrs.p_permille", "must be in [0, 1000] (thousandths)");
+        if (!dt_is_float(x->dt))
+            FAIL("inputs[0]", "input must be floating point");
+        if (!same_shape(x, y) || y->dt != x->dt)
+            FAIL("outputs[0]", "output must have the input's shape and dtype");
+        if (!same_shape(x, OUT(g, o, 1)) || OUT(g, o, 1)->dt != DT_BOOL)
+            FAIL("outputs[1]", "mask must be a bool tensor of the input's shape");
+        return 0;
+    }
+    case OP_SCATTER: {
+        /* (dst, index, src): index and src of one shape, equal to dst's outside the axis */
+        const wl_tensor *d = IN(g, o, 0), *ix = IN(g, o, 1), *s = IN(g, o, 2);
+        int a = 0;
+        if (norm_axis(wl_attr_int(o, "axis", 0), d->ndim, &a))
+            FAIL("attrs.axis", "axis out of range");
+        if (dt_is_float(ix->dt) || !same_shape(ix, s))
+            FAIL("inputs[1]", "index must be an integer tensor of the source's shape");
+        if (s->ndim != d->ndim)
+            FAIL("inputs[2]", "source and destination ranks differ");
+        for (int i = 0; i < d->ndim; i++)
+            if (i != a ? s->dim[i] != d->dim[i] : s->dim[i] > d->dim[i])
+                FAIL("inputs[2]", "source must fit the destination (equal outside the axis)");
+        if (!same_shape(d, y))
+            FAIL("outputs[0]", "output must have the destination's shape");
         return 0;
     }
     case OP_CONCAT: {
@@ -632,8 +1120,8 @@ int op_is_free(const wl_graph *g, const wl_op *o)
     (void)g;
     if (o->type == OP_RESHAPE || o->type == OP_VIEW)
         return !wl_attr_int(o, "copy", 0);
-    if (o->type == OP_TRANSPOSE)
-        return !wl_attr_int(o, "copy", 1);
+    if (o->type == OP_TRANSPOSE || o->type == OP_SLICE || o->type == OP_EXPAND)
+        return !wl_attr_int(o, "copy", 1); /* a copy unless "copy": false (a strided view) */
     return 0;
 }
 
@@ -732,6 +1220,341 @@ static dtype compute_dtype(dtype d)
     return dt_is_float(d) ? d : DT_FP32;
 }
 
+/* Bytes an op reads of tensor t: t's bytes, or fewer when t is a free view of a smaller
+ * storage (a free broadcast `expand`: its repeated elements are stride-0 re-reads of one stored
+ * element, PyTorch's expand semantics). Free slices keep their own (smaller) bytes. */
+static int64_t read_bytes(const wl_graph *g, int t)
+{
+    int64_t b = g->t[t].bytes;
+    for (int hops = 0; hops < g->nop; hops++) {
+        int p = g->t[t].producer;
+        if (p < 0 || p >= g->nop || g->op[p].nin < 1 || !op_is_free(g, &g->op[p]))
+            break;
+        t = g->op[p].in[0];
+        if (g->t[t].bytes < b)
+            b = g->t[t].bytes;
+    }
+    return b;
+}
+
+static int64_t cdiv64(int64_t a, int64_t b)
+{
+    return b > 0 ? a / b + (a % b != 0) : a;
+}
+
+/* Sum of an op's input bytes (its L2 reads when each input is read once). */
+static int sum_in_bytes(const op_work *w, int64_t *out)
+{
+    int64_t s = 0;
+    for (int i = 0; i < w->nin; i++)
+        if (wl_add(s, w->in_bytes[i], &s))
+            return -1;
+    *out = s;
+    return 0;
+}
+
+/* cuDNN converts NCHW fp16/bf16 tensors to NHWC for its tensor-core implicit-GEMM kernels and
+ * the result back ("Tensor Layouts In Memory: NCHW vs NHWC" in NVIDIA's Convolutional Layers
+ * User's Guide: with NCHW data the library transposes; the transposes cost extra kernels and
+ * memory traffic). Other dtypes and NHWC need no transform. */
+static int conv_needs_xform(const conv_geo *cg, dtype d)
+{
+    return !cg->nhwc && (d == DT_FP16 || d == DT_BF16);
+}
+
+/* Convolutions (forward, dgrad, wgrad): an implicit GEMM per group, as cuDNN runs them
+ * (Chetlur et al., "cuDNN: efficient primitives for deep learning", 2014, section 3; CUTLASS
+ * implicit_gemm_convolution.md): the im2col matrix is never stored, each CTA gathers its A
+ * panel (output pixels x a K slice of C/groups x KH x KW) from the input through L2, so the
+ * window's re-reads are L2 traffic (the GEMM tiling in cost.c counts them) and DRAM sees the
+ * input once.
+ *   forward: M = N*Ho*Wo, N = Cout/g, K = C/g*KH*KW, batch = g;
+ *   dgrad:   M = N*H*W, N = C/g, K such that the work equals the forward's (cuDNN splits a
+ *            strided dgrad into stride-1 sub-problems: no multiply-adds on inserted zeros);
+ *   wgrad:   M = Cout/g, N = C/g*KH*KW, K = N*Ho*Wo (a reduction over every output pixel).
+ * FLOPs = 2 N Ho Wo Cout (C/g) KH KW for all three; a bias adds one FLOP per output element.
+ * fp32 convolutions run on TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32 is True
+ * by default). Depthwise convolutions (C/g = 1, g > 1) are direct SIMT kernels: a GEMM with
+ * K = KH*KW and N = Cout/g would be a tiny, padded tile per group; ATen runs its own
+ * conv_depthwise2d kernels (one thread per output element, KH*KW multiply-adds) and the op is
+ * memory- and SIMT-bound. Their window re-reads come from L2: a CTA of consecutive outputs along
+ * W reads KH input rows, re-read by the CTAs of neighbouring output rows, so L2 traffic is KH x
+ * SW input elements per output element (forward), ceil(KH/SH) gradient rows per input element
+ * (dgrad), and the whole gradient and input once per tap (wgrad: one CTA per weight element,
+ * ATen's conv_depthwise2d_grad_weight_kernel). */
+static int conv_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    int t = o->type;
+    const wl_tensor *y = OUT(g, o, 0);
+    const wl_tensor *x = t == OP_CONV2D ? IN(g, o, 0) : t == OP_CONV2D_DGRAD ? y : IN(g, o, 1);
+    const wl_tensor *wt = t == OP_CONV2D_WGRAD ? y : IN(g, o, 1);
+    const wl_tensor *yt = t == OP_CONV2D ? y : IN(g, o, 0);
+    conv_geo cg;
+    char sub[64];
+    if (conv_geometry(o, x, wt, "", "", &cg, msg, msglen, sub, sizeof sub))
+        return -1;
+    int64_t grp = cg.groups, cpg = cg.c / grp, copg = cg.co / grp, esz = dt_bytes(x->dt);
+    int64_t pix, taps, macs, t1;
+    CHK(wl_mul(cg.n, cg.ho, &pix));
+    CHK(wl_mul(pix, cg.wo, &pix));
+    CHK(wl_mul(cg.kh, cg.kw, &taps));
+    CHK(wl_mul(pix, cg.co, &macs));
+    CHK(wl_mul(macs, cpg, &macs));
+    CHK(wl_mul(macs, taps, &macs));
+    int64_t flops;
+    CHK(wl_mul(macs, 2, &flops));
+    CHK(sum_in_bytes(w, &w->in_l2_bytes));
+    /* a pointwise 1x1, stride-1 NHWC convolution is a GEMM over pixel rows, the rows a pipeline
+     * streams; any other window spans neighbouring tile rows (a halo the ring queues do not
+     * carry) and NCHW tiles are not the GEMM's rows */
+    w->no_pipe = !(t == OP_CONV2D && taps == 1 && cg.stride[0] == 1 && cg.stride[1] == 1 &&
+                   cg.pad[0] == 0 && cg.pad[1] == 0 && cg.nhwc && grp == 1);
+    if (grp > 1 && cpg == 1) { /* depthwise: direct SIMT kernels */
+        w->kind = OPK_STREAM;
+        w->flops_simt = flops;
+        int64_t act = 0;
+        if (t == OP_CONV2D) {
+            w->elems = y->elems;
+            CHK(wl_mul(w->elems, cg.kh * cg.stride[1], &act)); /* each <= WINDOW_ATTR_MAX */
+            CHK(wl_mul(act, esz, &act));
+            if (o->nin == 3)
+                CHK(wl_add(w->flops_simt, y->elems, &w->flops_simt));
+            act = act > w->in_bytes[0] ? act : w->in_bytes[0];
+            t1 = w->in_bytes[0];
+        } else if (t == OP_CONV2D_DGRAD) {
+            w->elems = x->elems;
+            CHK(wl_mul(w->elems, cdiv64(cg.kh, cg.stride[0]) * esz, &act));
+            act = act > w->in_bytes[0] ? act : w->in_bytes[0];
+            t1 = w->in_bytes[0];
+        } else {
+            w->elems = yt->elems;
+            CHK(wl_add(w->in_bytes[0], w->in_bytes[1], &t1));
+            CHK(wl_mul(t1, taps, &act));
+        }
+        CHK(wl_add(w->in_l2_bytes - t1, act, &w->in_l2_bytes));
+        return 0;
+    }
+    w->kind = OPK_GEMM;
+    w->cdt = x->dt == DT_FP32 ? DT_TF32 : compute_dtype(x->dt);
+    w->flops_tensor = flops;
+    w->batch = grp;
+    if (t == OP_CONV2D) {
+        w->m = pix;
+        w->n = copg;
+        CHK(wl_mul(cpg, taps, &w->k));
+        if (o->nin == 3)
+            w->flops_simt = y->elems; /* bias add in the epilogue */
+    } else if (t == OP_CONV2D_DGRAD) {
+        w->m = x->elems / (cg.c ? cg.c : 1); /* input pixels N*H*W */
+        w->n = cpg;
+        w->k = cdiv64(macs, x->elems); /* x->elems = M * N * groups */
+    } else {
+        w->m = copg;
+        CHK(wl_mul(cpg, taps, &w->n));
+        w->k = pix;
+    }
+    if (conv_needs_xform(&cg, x->dt)) {
+        CHK(wl_add(x->bytes, wt->bytes, &w->xform_bytes));
+        CHK(wl_add(w->xform_bytes, yt->bytes, &w->xform_bytes));
+    }
+    return 0;
+}
+
+/* Batchnorm over the channel axis (attrs "axis", default 1; "training").
+ * - inference: per-channel scale and shift with the running statistics, one elementwise pass
+ *   (the table's BN_NORM_FLOPS_PER_ELEM per element);
+ * - training: ATen's batch_norm_cuda for contiguous inputs: batch_norm_collect_statistics_kernel
+ *   (one CTA per channel, Welford over its N*H*W elements: BN_STATS_FLOPS_PER_ELEM), a small
+ *   kernel updating the running statistics, then the elementwise pass: two passes over x, a row
+ *   op with one row per channel (cost.c);
+ * - backward: batch_norm_backward_reduce (one CTA per channel: sums of dy and dy*(x-mean),
+ *   BN_BWD_REDUCE_FLOPS_PER_ELEM) then batch_norm_backward_elemt (dx: BN_BWD_ELEMT_FLOPS_PER_ELEM
+ *   in training; with running statistics dx = dy * gamma * invstd, BN_BWD_EVAL_FLOPS_PER_ELEM);
+ *   a second pass that re-reads dy (and x in training).
+ * One rsqrt per channel. The per-channel statistics buffers (running mean/var, saved mean and
+ * invstd: 2-4 x C values) are not graph tensors and not counted (< 0.1% of x for any layer). */
+enum { BN_STATS_FLOPS_PER_ELEM = 6, BN_BWD_REDUCE_FLOPS_PER_ELEM = 3, BN_BWD_ELEMT_FLOPS_PER_ELEM = 7,
+       BN_BWD_EVAL_FLOPS_PER_ELEM = 2 };
+
+static int bn_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    int bwd = o->type == OP_BATCHNORM_BWD;
+    const wl_tensor *x = IN(g, o, bwd ? 1 : 0);
+    int a = 1;
+    norm_axis(wl_attr_int(o, "axis", 1), x->ndim, &a);
+    int64_t c = x->dim[a] > 0 ? x->dim[a] : 1;
+    w->bn_train = wl_attr_int(o, "training", 0) != 0;
+    w->elems = x->elems;
+    CHK(sum_in_bytes(w, &w->in_l2_bytes));
+    int64_t per;
+    if (!bwd && !w->bn_train) {
+        w->kind = OPK_STREAM;
+        CHK(wl_mul(w->elems, BN_NORM_FLOPS_PER_ELEM, &w->flops_simt));
+        return 0;
+    }
+    w->kind = OPK_ROW;
+    w->rows = c;
+    w->row_len = x->elems / c;
+    w->no_pipe = 1; /* the statistics of the whole batch come before any normalized tile */
+    if (!bwd)
+        per = BN_STATS_FLOPS_PER_ELEM + BN_NORM_FLOPS_PER_ELEM;
+    else
+        per = BN_BWD_REDUCE_FLOPS_PER_ELEM + (w->bn_train ? BN_BWD_ELEMT_FLOPS_PER_ELEM : BN_BWD_EVAL_FLOPS_PER_ELEM);
+    CHK(wl_mul(w->elems, per, &w->flops_simt));
+    w->sfu_ops = c; /* one rsqrt per channel */
+    return 0;
+}
+
+/* Pooling (ATen's MaxPoolForwardNCHW / avg_pool2d_out_cuda_frame: one thread per output
+ * element, a loop over its window): KH*KW compares (max) or adds (avg, plus the divide) per
+ * output; the input crosses DRAM once and its window re-reads come from L2 (KH x SW input
+ * elements per output, as for depthwise convolutions). Max pooling on CUDA always writes the
+ * int64 argmax indices too (ATen's max_pool2d calls max_pool2d_with_indices on every device but
+ * the CPU, aten/src/ATen/native/Pooling.cpp): counted as written even when the graph does not
+ * declare them. Backward (max_pool_backward_nchw, avg_pool2d_backward_out_cuda_frame): one
+ * thread per input element gathering the ceil(KH/SH) x ceil(KW/SW) outputs whose windows hold
+ * it (a compare of the saved index and an add each), the gradient (and indices) re-read from L2
+ * ceil(KH/SH) times; no atomics, every input gradient written once. */
+static int pool_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    int bwd = o->type == OP_POOL2D_BWD;
+    const wl_tensor *y = OUT(g, o, 0);
+    const wl_tensor *x = bwd ? y : IN(g, o, 0);
+    pool_geo pg;
+    char sub[64];
+    if (pool_geometry(o, x, "", &pg, msg, msglen, sub, sizeof sub))
+        return -1;
+    w->kind = OPK_STREAM;
+    w->no_pipe = 1; /* the window spans neighbouring tile rows */
+    int64_t esz = dt_bytes(x->dt), in;
+    CHK(sum_in_bytes(w, &in));
+    if (!bwd) {
+        w->elems = y->elems;
+        CHK(wl_mul(w->elems, pg.k[0] * pg.k[1] + (pg.max ? 0 : 1), &w->flops_simt));
+        CHK(wl_mul(w->elems, pg.k[0] * pg.stride[1], &w->in_l2_bytes)); /* each <= WINDOW_ATTR_MAX */
+        CHK(wl_mul(w->in_l2_bytes, esz, &w->in_l2_bytes));
+        if (w->in_l2_bytes < in)
+            w->in_l2_bytes = in;
+        if (pg.max && o->nout == 1) /* the undeclared int64 indices */
+            CHK(wl_add(w->out_bytes, y->elems * (int64_t)dt_bytes(DT_INT64), &w->out_bytes));
+        return 0;
+    }
+    int64_t cand = cdiv64(pg.k[0], pg.stride[0]) * cdiv64(pg.k[1], pg.stride[1]);
+    w->elems = y->elems;
+    CHK(wl_mul(w->elems, 2 * cand, &w->flops_simt));
+    CHK(wl_mul(in, cdiv64(pg.k[0], pg.stride[0]), &w->in_l2_bytes));
+    return 0;
+}
+
+/* topk and sort, as ATen runs them on CUDA (PyTorch 2.x).
+ * topk (aten/src/ATen/native/cuda/TensorTopK.cu): a radix select of the k-th value, then a
+ * gather of the values beyond it; should_use_multiblock (the table below) picks
+ * - single-block: one CTA per row (min(roundup(L, 32), 1024) threads); radixSelect walks the key
+ *   2 bits at a time (SortingRadixSelect.cuh RADIX_BITS = 2): key_bits/2 counting passes over the
+ *   row, then gatherTopK's 2 passes (values beyond the k-th, then equal ones): key_bits/2 + 2
+ *   reads of each row, re-read from L1/L2; one kernel;
+ * - multi-block: 8-bit digits (mbtopk RADIX_BITS = 8): key_bits/8 passes over the whole input on
+ *   a device-wide grid, 3 kernels each (digit counts, their prefix sum, per-block counts), then 4
+ *   more (k-th counts, 2 CUB scans, gatherTopK reading the input once more);
+ * then the k results are sorted (sorted=True, torch's default): one sortKeyValueInplace kernel
+ * re-reading and rewriting values and indices (a temporary).
+ * sort (aten/src/ATen/native/cuda/Sort.cpp): rows of at most SORT_SMALL_MAX_ELEMS
+ * (should_use_small_sort): values.copy_(x), the indices filled with 0..L-1, then
+ * sortKeyValueInplace, one CTA per row sorting in shared memory (CUB BlockRadixSort, 4-bit
+ * digits: key_bits/4 passes on chip): 3 kernels, the values and indices written, then read and
+ * rewritten; longer rows: CUB's segmented radix sort of (key, int64 index) pairs, assumed
+ * onesweep-like with 8-bit digits (Adinets & Merrill, "Onesweep", 2022): the indices filled, an
+ * upfront histogram pass reading the keys, then ceil(key_bits/8) passes each reading and
+ * writing keys and indices (all but the last into temporaries).
+ * key_bits = the dtype's width (bf16: 16, fp32: 32, int64: 64). Instruction counts per element
+ * (SIMT work): TOPK_COUNT_INST_PER_ELEM for a 2-bit counting pass (load, convert, pattern test,
+ * digit extract, and per digit value a compare, ballot, popc and add), TOPK_GATHER_INST_PER_ELEM
+ * for a gather pass (load, convert, compare, block prefix scan, store), TOPK_MB_COUNT_INST_PER_ELEM
+ * for an 8-bit counting pass (load, convert, test, extract, shared-memory atomic add); the sort
+ * passes' counts are estimates (rank, scan share, scatter of key and index). */
+#define TOPK_SB_RADIX_BITS 2
+#define TOPK_MB_RADIX_BITS 8
+enum { TOPK_GATHER_PASSES = 2, TOPK_MB_KERNELS_PER_PASS = 3, TOPK_MB_KERNELS_AFTER = 4 };
+enum { TOPK_COUNT_INST_PER_ELEM = 26, TOPK_GATHER_INST_PER_ELEM = 10, TOPK_MB_COUNT_INST_PER_ELEM = 8 };
+enum { SORT_SMALL_MAX_ELEMS = 4096, SORT_SMALL_KERNELS = 3, SORT_BLOCK_RADIX_BITS = 4,
+       SORT_LARGE_RADIX_BITS = 8, SORT_LARGE_FIXED_KERNELS = 2 };
+enum { SORT_BLOCK_INST_PER_ELEM_PER_PASS = 20, SORT_ONESWEEP_INST_PER_ELEM_PER_PASS = 20,
+       SORT_HIST_INST_PER_ELEM = 8 };
+
+/* ATen's should_use_multiblock for CUB with scan-by-key (TensorTopK.cu, from the measurements
+ * of pytorch/pytorch#74267): the multi-block radix select from these row lengths on, by the
+ * number of rows. */
+static int topk_multiblock(int64_t rows, int64_t len)
+{
+    if (rows > 4294967295LL || len > 4294967295LL)
+        return 0;
+    return (rows <= 20 && len >= 20000) || (rows > 20 && rows <= 40 && len >= 10000) ||
+           (rows > 40 && rows <= 80 && len >= 8000) || (rows > 80 && rows < 200 && len >= 5000) ||
+           (rows >= 200 && rows < 800 && len >= 3000) || (rows >= 800 && rows <= 4000 && len >= 800) ||
+           (rows > 4000 && len >= 400);
+}
+
+static int sort_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    const wl_tensor *x = IN(g, o, 0);
+    int a = 0;
+    norm_axis(wl_attr_int(o, "axis", -1), x->ndim, &a);
+    int64_t len = x->dim[a] > 0 ? x->dim[a] : 1, bits = 8 * (int64_t)dt_bytes(x->dt), per;
+    w->kind = OPK_SORT;
+    w->elems = x->elems;
+    w->rows = x->elems / len;
+    w->row_len = len;
+    CHK(sum_in_bytes(w, &w->in_l2_bytes));
+    int row_local;
+    if (o->type == OP_TOPK) {
+        int64_t k = wl_attr_int(o, "k", 1);
+        int mb = topk_multiblock(w->rows, len);
+        row_local = !mb;
+        if (!mb) {
+            w->row_ctas = 1;
+            w->kernels = 1;
+            w->passes = (int)(bits / TOPK_SB_RADIX_BITS) + TOPK_GATHER_PASSES;
+            per = bits / TOPK_SB_RADIX_BITS * TOPK_COUNT_INST_PER_ELEM +
+                  TOPK_GATHER_PASSES * TOPK_GATHER_INST_PER_ELEM;
+        } else {
+            int64_t digits = bits / TOPK_MB_RADIX_BITS;
+            w->kernels = (int)(TOPK_MB_KERNELS_PER_PASS * digits + TOPK_MB_KERNELS_AFTER);
+            w->passes = (int)digits + 1;
+            per = digits * TOPK_MB_COUNT_INST_PER_ELEM + TOPK_GATHER_INST_PER_ELEM;
+        }
+        CHK(wl_mul(w->elems, per, &w->flops_simt));
+        if (k > 1) { /* the sort of the k results, in place */
+            int64_t sf;
+            w->kernels++;
+            w->temp_bytes = w->out_bytes;
+            CHK(wl_mul(OUT(g, o, 0)->elems, bits / SORT_BLOCK_RADIX_BITS * SORT_BLOCK_INST_PER_ELEM_PER_PASS, &sf));
+            CHK(wl_add(w->flops_simt, sf, &w->flops_simt));
+        }
+    } else if (len <= SORT_SMALL_MAX_ELEMS) {
+        row_local = 1;
+        w->row_ctas = 1;
+        w->kernels = SORT_SMALL_KERNELS;
+        w->passes = 1;
+        w->temp_bytes = w->out_bytes;
+        CHK(wl_mul(w->elems, bits / SORT_BLOCK_RADIX_BITS * SORT_BLOCK_INST_PER_ELEM_PER_PASS, &w->flops_simt));
+    } else {
+        int64_t digits = cdiv64(bits, SORT_LARGE_RADIX_BITS), idx;
+        row_local = 0;
+        w->kernels = (int)(SORT_LARGE_FIXED_KERNELS + digits);
+        w->passes = 2; /* the histogram pass and the first digit pass read the keys */
+        CHK(wl_mul(w->elems, (int64_t)dt_bytes(DT_INT64), &idx));
+        CHK(wl_mul(w->out_bytes, digits - 1, &w->temp_bytes));
+        CHK(wl_add(w->temp_bytes, idx, &w->temp_bytes));
+        per = digits * SORT_ONESWEEP_INST_PER_ELEM_PER_PASS + SORT_HIST_INST_PER_ELEM;
+        CHK(wl_mul(w->elems, per, &w->flops_simt));
+    }
+    /* a row sorted inside one CTA along the last axis of a batch of rows is row-local, like a
+     * softmax row: a pipeline stage can sort the rows of its tile; a 1-D tensor, another axis
+     * or a device-wide pass needs the whole input first */
+    w->no_pipe = !(row_local && a == x->ndim - 1 && x->ndim >= 2);
+    return 0;
+}
+
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
 {
     memset(w, 0, sizeof *w);
@@ -745,14 +1568,32 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
     for (int i = 0; i < o->nout; i++)
         CHK(wl_add(w->out_bytes, OUT(g, o, i)->bytes, &w->out_bytes));
     for (int i = 0; i < o->nin; i++)
-        w->in_bytes[i] = IN(g, o, i)->bytes;
+        w->in_bytes[i] = read_bytes(g, o->in[i]);
     if (w->kind == OPK_FREE) {
         memset(w->in_bytes, 0, sizeof w->in_bytes);
         w->out_bytes = 0;
         return 0;
     }
+    switch (o->type) { /* families with their own geometry */
+    case OP_CONV2D:
+    case OP_CONV2D_DGRAD:
+    case OP_CONV2D_WGRAD:
+        return conv_work(g, o, w, msg, msglen);
+    case OP_BATCHNORM:
+    case OP_BATCHNORM_BWD:
+        return bn_work(g, o, w, msg, msglen);
+    case OP_POOL2D:
+    case OP_POOL2D_BWD:
+        return pool_work(g, o, w, msg, msglen);
+    case OP_TOPK:
+    case OP_SORT:
+        return sort_work(g, o, w, msg, msglen);
+    default:
+        break;
+    }
     const op_info *inf = &OP_TABLE[o->type];
     int fl = inf->simt_flops_per_elem, sfu = inf->sfu_per_elem;
+    int l2_set = 0; /* in_l2_bytes set by the kind's case (else: every input read once) */
     switch (w->kind) {
     case OPK_GEMM: {
         gemm_geo gg;
@@ -768,8 +1609,8 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         CHK(wl_mul(mn, gg.batch, &mn));
         CHK(wl_mul(mn, gg.k, &mnk));
         CHK(wl_mul(mnk, 2, &w->flops_tensor));
-        if (o->type == OP_LINEAR && o->nin == 3)
-            w->flops_simt = mn; /* bias add in the epilogue */
+        if (o->nin == 3)
+            w->flops_simt = mn; /* bias (linear) or C (matmul) added in the epilogue */
         w->align1 = gemm_align1(g, o, &gg);
         break;
     }
@@ -791,11 +1632,13 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
                                     unaligned(wl_attr_int(o, "start", 0), x0->dt);
             }
         }
-        if (o->type == OP_INDEX_COPY) {
-            /* in place: the destination is not read; only the source rows are written */
+        if (o->type == OP_INDEX_COPY || o->type == OP_SCATTER) {
+            /* in place: the destination is not read; only the source rows (elements) are
+             * written, in the destination's dtype */
+            const wl_tensor *src = IN(g, o, 2);
             w->in_bytes[0] = 0;
-            w->out_bytes = IN(g, o, 2)->bytes;
-            w->elems = IN(g, o, 2)->elems;
+            w->elems = src->elems;
+            CHK(wl_mul(src->elems, (int64_t)dt_bytes(y->dt), &w->out_bytes));
         }
         CHK(wl_mul(w->elems, fl, &w->flops_simt));
         CHK(wl_mul(w->elems, sfu, &w->sfu_ops));
@@ -817,6 +1660,17 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
                 outer |= a < x->ndim - 1;
             }
             w->col_reduce = outer && !inner;
+        } else if (o->type == OP_ARGMAX || o->type == OP_CUMSUM) {
+            /* one reduction (argmax) or scan (cumsum) line per element of the other axes; along
+             * an outer axis the lines are strided columns (ATen's column reduction, its
+             * outer-dimension scan kernel); only lines along the last axis of a batch of rows
+             * stay inside a pipeline tile */
+            int a = 0;
+            norm_axis(wl_attr_int(o, "axis", -1), x->ndim, &a);
+            w->row_len = x->dim[a] > 0 ? x->dim[a] : 1;
+            w->rows = x->elems / w->row_len;
+            w->col_reduce = a < x->ndim - 1;
+            w->no_pipe = a < x->ndim - 1 || x->ndim < 2;
         } else if (o->type == OP_SOFTMAX || o->type == OP_SOFTMAX_BWD) {
             int a = 0;
             norm_axis(wl_attr_int(o, "axis", -1), x->ndim, &a);
@@ -864,6 +1718,11 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         w->flops_tensor = base ? t / 2 * 5 : t;
         CHK(wl_mul(kept, base ? 8 : 4, &w->flops_simt)); /* scale, max, sub, sum (+dS) */
         w->sfu_ops = kept;                               /* one exp per score */
+        int mi = base ? 5 : 3;
+        if (o->nin > mi) { /* an additive mask: one element read (from L2) and added per score */
+            CHK(wl_mul(kept, (int64_t)dt_bytes(IN(g, o, mi)->dt), &w->mask_l2_bytes));
+            CHK(wl_add(w->flops_simt, kept, &w->flops_simt));
+        }
         break;
     }
     case OPK_GATHER: {
@@ -888,7 +1747,9 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         break;
     }
     case OPK_SCATTER: {
-        const wl_tensor *src = IN(g, o, 0);
+        /* [src, index] into a zeroed destination, or [dst, index, src] in place */
+        int dst_form = o->nin == 3;
+        const wl_tensor *src = IN(g, o, dst_form ? 2 : 0);
         int a = 0;
         norm_axis(wl_attr_int(o, "axis", 0), src->ndim, &a);
         w->rows = src->dim[a];
@@ -896,12 +1757,29 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         w->table_rows = y->dim[a];
         w->elems = src->elems;
         w->flops_simt = src->elems; /* one add per element, as an L2 atomic */
+        if (dst_form) {
+            /* in place (like index_copy): the atomics read and write only the destination rows
+             * the index touches, the expected distinct ones of I uniform lookups */
+            int64_t rowb, touched;
+            CHK(wl_mul(w->row_len, (int64_t)dt_bytes(y->dt), &rowb));
+            double distinct = ceil(expected_distinct((double)w->table_rows, (double)w->rows));
+            if (distinct * (double)rowb > (double)IN(g, o, 0)->bytes)
+                touched = IN(g, o, 0)->bytes;
+            else
+                touched = (int64_t)distinct * rowb;
+            w->in_bytes[0] = touched;
+            w->out_bytes = touched;
+            /* the RMW read of the destination is in cost.c's 2 x out_bytes */
+            CHK(wl_add(w->in_bytes[1], w->in_bytes[2], &w->in_l2_bytes));
+            l2_set = 1;
+        }
         break;
     }
+    case OPK_SORT:
     case OPK_FREE:
         break;
     }
-    if (w->kind != OPK_GATHER)
+    if (w->kind != OPK_GATHER && !l2_set)
         for (int i = 0; i < o->nin; i++)
             CHK(wl_add(w->in_l2_bytes, w->in_bytes[i], &w->in_l2_bytes));
     return 0;

@@ -16,7 +16,8 @@ typedef enum op_kind {
     OPK_ROW,     /* row-wise reductions (softmax, norms, reduce): rows per CTA */
     OPK_ATTN,    /* fused flash attention: query tiles x heads */
     OPK_GATHER,  /* random row reads (embedding, index_select) */
-    OPK_SCATTER  /* random row read-modify-writes through L2 atomics (scatter_add) */
+    OPK_SCATTER, /* random row read-modify-writes through L2 atomics (scatter_add) */
+    OPK_SORT     /* radix select / radix sort: several passes over each row (topk, sort) */
 } op_kind;
 
 /* X(enum, name): every operator type; its properties are one row of the op table (op.c). */
@@ -66,7 +67,20 @@ typedef enum op_kind {
     X(RESHAPE, "reshape")                   \
     X(VIEW, "view")                         \
     X(ROPE, "rope")                         \
-    X(EXPAND, "expand")
+    X(EXPAND, "expand")                     \
+    X(CONV2D, "conv2d")                     \
+    X(CONV2D_DGRAD, "conv2d_dgrad")         \
+    X(CONV2D_WGRAD, "conv2d_wgrad")         \
+    X(BATCHNORM, "batchnorm")               \
+    X(BATCHNORM_BWD, "batchnorm_backward")  \
+    X(POOL2D, "pool2d")                     \
+    X(POOL2D_BWD, "pool2d_backward")        \
+    X(TOPK, "topk")                         \
+    X(ARGMAX, "argmax")                     \
+    X(SORT, "sort")                         \
+    X(CUMSUM, "cumsum")                     \
+    X(DROPOUT, "dropout")                   \
+    X(SCATTER, "scatter")
 
 typedef enum op_type {
 #define X(e, n) OP_##e,
@@ -83,6 +97,7 @@ enum {
     OPF_INDEX = 1 << 3,       /* data-dependent rows: gather, scatter, embedding, index_copy */
     OPF_EPILOGUE = 1 << 4,    /* kitsune: fuses into its producer's pipeline stage as an epilogue */
     OPF_TRAIN_ONLY = 1 << 5,  /* created by autodiff (backward kernels, optimizer updates) */
+    OPF_CONV = 1 << 6,        /* a cuDNN convolution (forward, dgrad, wgrad): implicit GEMM */
 };
 
 /** Vertical-fusion class of a type: what a fusion group may do with it (fusion.c). */
@@ -126,7 +141,13 @@ typedef enum op_grad {
     GR_TRANSPOSE,   /* the inverse permutation */
     GR_VIEW,        /* the same view of dy */
     GR_REDUCE,      /* expand dy back (max: masked with the saved input) */
-    GR_EXPAND       /* sum dy down to the input's shape */
+    GR_EXPAND,      /* sum dy down to the input's shape */
+    GR_CONV,        /* dx = conv2d_dgrad(dy, w), dw = conv2d_wgrad(dy, x), db = sum of dy */
+    GR_BATCHNORM,   /* batchnorm_backward(dy, x, [gamma]) -> dx, [dgamma, dbeta] */
+    GR_POOL,        /* pool2d_backward(dy, [saved argmax indices]) -> dx */
+    GR_SELECT,      /* topk/sort: dy scattered into zeros of x's shape at the saved indices */
+    GR_CUMSUM,      /* the reverse cumsum: flip, cumsum, flip */
+    GR_DROPOUT      /* dy times the saved mask (the 1/(1-p) scale folded in) */
 } op_grad;
 
 /** One row of the op table: everything type-specific. */
@@ -135,6 +156,7 @@ typedef struct op_info {
     op_kind kind;          /* tiling class (cost.c); views decide per op (op_work_of) */
     int min_in, max_in;    /* inputs; max_in -1 = any (concat) */
     int max_out;           /* outputs (1 unless a fused backward/update op) */
+    int min_out;           /* outputs an op must have (0 = 1): values and indices of topk/sort */
     const char *attrs;     /* accepted attribute keys, each followed by ',' */
     unsigned flags;        /* OPF_* */
     int simt_flops_per_elem, sfu_per_elem; /* per element (STREAM: output, ROW: input) */
@@ -186,6 +208,18 @@ typedef struct op_work {
                                    dbeta): a second kernel reduces them over the rows (cost.c) */
     int64_t refetch_bytes;      /* generated kernels: DRAM re-reads of their gathers' rows (the
                                    fuser sums its members' gather re-fetches; cost.c) */
+    int64_t xform_bytes;        /* GEMM: bytes of the NCHW tensors cuDNN converts to NHWC and
+                                   back around its tensor-core kernel (x/dy, w, y/dx; cost.c) */
+    int passes;                 /* SORT: reads of input 0 through L2 (radix digit and gather
+                                   passes; 0 = 1) */
+    int kernels;                /* SORT: kernels the library call launches (0 = 1) */
+    int row_ctas;               /* SORT: one CTA per row (ATen's single-block paths); 0: a
+                                   device-wide grid */
+    int64_t temp_bytes;         /* SORT: temporaries written and read back once (cost.c) */
+    int64_t mask_l2_bytes;      /* ATTN: bytes of the additive mask read per score (cost.c) */
+    int bn_train;               /* batchnorm(_backward): batch statistics (two passes over x) */
+    int no_pipe;                /* not in a Kitsune pipeline: the op needs neighbouring or all
+                                   tiles of its input before it writes one tile (op.c says why) */
 } op_work;
 
 /** Name of a type ("matmul"). */
@@ -212,9 +246,10 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
 op_work *op_works(const wl_graph *g, arena *a, kt_err *e);
 /** 1 for ops that launch no kernel (views). */
 int op_is_free(const wl_graph *g, const wl_op *o);
-/** Flag tests on the table (OPF_ELEMENTWISE, OPF_INDEX, OPF_GEMM). */
+/** Flag tests on the table (OPF_ELEMENTWISE, OPF_INDEX, OPF_GEMM, OPF_CONV). */
 int op_is_elementwise(int type);
 int op_is_index(int type);
 int op_is_gemm(int type);
+int op_is_conv(int type);
 
 #endif

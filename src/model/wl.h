@@ -30,7 +30,10 @@ typedef struct wl_tensor {
     int requires_grad; /* an input whose gradient training computes (a block inside a stack) */
 } wl_tensor;
 
-typedef enum wl_attr_type { WA_INT, WA_LIST, WA_STR } wl_attr_type;
+/** Attribute value types: integers (and bools, and integer expressions), integer lists,
+ *  strings (the keys io/wl_json.c lists), and real numbers (only `value`, e.g. scale's
+ *  constant multiplier, when it is not an integer). */
+typedef enum wl_attr_type { WA_INT, WA_LIST, WA_STR, WA_REAL } wl_attr_type;
 typedef struct wl_attr {
     const char *key;
     wl_attr_type type;
@@ -38,6 +41,7 @@ typedef struct wl_attr {
     int64_t *list;
     int nlist;
     const char *sval;
+    double dval; /* WA_REAL */
 } wl_attr;
 
 typedef struct wl_op {

@@ -256,3 +256,15 @@ def mlp2():
 
 def bert_base_layer():
     return BertLayerSDPA() if HAS_SDPA else BertLayer()
+
+
+class AddMM(nn.Module):
+    """torch.addmm and torch.baddbmm with a live C: one matmul each, C its third input."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d, d))
+        self.c = nn.Parameter(torch.randn(d))
+
+    def forward(self, x, q, s):                  # x [B, D], q [B, S, D], s [B, S, S]
+        return torch.addmm(self.c, x, self.w), torch.baddbmm(s, q, q.transpose(1, 2))

@@ -74,6 +74,7 @@ js "$tmp/bert.json" "j['params'] == {'B': $B, 'S': $S}" \
     "types['matmul'] == 2 and sum(attrs(o).get('transpose_b', False) for o in of('matmul')) == 1" \
     "sorted(attrs(o)['copy'] for o in of('transpose')) == [False, False, False, True]" \
     "types['view'] == 4 and 'dropout' not in types and types['scale'] == 1" \
+    "[attrs(o) for o in of('scale')] == [{'value': 0.125}]" \
     "t('softmax')['shape'] == ['B', 12, 'S', 'S']" "t('x')['shape'] == ['B', 'S', 768]"
 "$bin" predict --hw a100 --workload "$tmp/bert.json" >"$tmp/bert.pred" 2>&1
 check "predict bert exit status" $? 0
@@ -98,17 +99,24 @@ js "$tmp/moe.json" "types['topk'] == 1 and types['sort'] == 1 and types['softmax
     "t(of('index_add')[0]['outputs'][0]) == {'shape': ['T', 256], 'dtype': 'bf16', 'kind': 'output'}" \
     "sorted(attrs(o)['end'] for o in of('slice')) == ['T', 'T*2', 'T*3/2', 'T/2']" \
     "t(of('index_select')[1]['outputs'][0])['shape'] == ['T/2', 256]"
-if "$bin" info --workload "$tmp/moe.json" >"$tmp/moe.info" 2>&1; then   # once topk/sort land
-    "$bin" predict --hw a100 --workload "$tmp/moe.json" >/dev/null 2>&1
-    check "predict moe exit status" $? 0
-else
-    grep -q 'unknown op type "\(topk\|sort\)"' "$tmp/moe.info" && ok ||
-        bad "kitsune info moe: $(cat "$tmp/moe.info")"
-fi
-"$PY" tools/kitsune-export "$M:MoEFFN" --input x=64x256 --param T=x.0 --strict -o "$tmp/moe-strict.json" 2>"$tmp/strict.err"
-check "--strict exit status" $? 2
-grep -q "topk" "$tmp/strict.err" && grep -q "sort" "$tmp/strict.err" && ok || bad "--strict message: $(cat "$tmp/strict.err")"
-[ ! -e "$tmp/moe-strict.json" ] && ok || bad "--strict wrote a file"
+# kitsune models it: GEMM FLOPs by hand (router T x 256 x 4; per expert two GEMMs of T/2 x 256 x
+# 512), and every execution model predicts it, inference and training
+T=64
+moe_mm=$((2 * T * 256 * 4 + 4 * 2 * (2 * (T / 2) * 256 * 512)))
+info "$tmp/moe.json" >"$tmp/moe.info" 2>&1 || bad "kitsune info moe: $(cat "$tmp/moe.info")"
+js "$tmp/moe.info" "w['flops_tensor'] == $moe_mm" "w['ops'] == 32"
+for mode in inference training; do
+    "$bin" predict --hw a100 --workload "$tmp/moe.json" --mode $mode --exec all >"$tmp/moe.$mode" 2>&1
+    check "predict moe ($mode) exit status" $? 0
+    check "predict moe ($mode) totals" "$(grep -c '^total' "$tmp/moe.$mode")" 3
+done
+grep -q '^topk  *topk ' "$tmp/moe.inference" && grep -q '^argsort  *sort ' "$tmp/moe.inference" && ok ||
+    bad "predict moe: no topk/sort kernels: $(cat "$tmp/moe.inference")"
+grep -q '^topk.grad_x  *scatter ' "$tmp/moe.training" && ok || bad "predict moe training: no topk backward"
+# every op type the exporter writes is in kitsune's op table: --strict rejects nothing
+"$PY" tools/kitsune-export "$M:MoEFFN" --input x=64x256 --param T=x.0 --strict -q -o "$tmp/moe-strict.json" 2>"$tmp/strict.err"
+check "--strict exit status" $? 0
+[ -s "$tmp/moe-strict.json" ] && ok || bad "--strict wrote no file: $(cat "$tmp/strict.err")"
 
 # 5. ResNet bottleneck blocks (conv/bn/relu; stride 2 + projection + max pool; pooled head)
 export_ok rn "$M:Bottleneck" --input x=2x256x56x56 --param N=x.0 --param H=x.2 --param W=x.3
@@ -127,13 +135,26 @@ js "$tmp/rnh.json" "attrs(op('pool')) == {'op': 'mean', 'axes': [2, 3], 'keepdim
     "t('fc')['shape'] == ['N', 10]"
 export_ok rnt "$M:Bottleneck" --input x=2x256x56x56 --param N=x.0 --train
 js "$tmp/rnt.json" "all(attrs(o)['training'] == 1 for o in of('batchnorm'))"
-if "$bin" info --workload "$tmp/rn.json" >"$tmp/rn.info" 2>&1; then   # once conv2d lands
-    "$bin" predict --hw a100 --workload "$tmp/rn.json" >/dev/null 2>&1
-    check "predict resnet block exit status" $? 0
-else
-    grep -q 'unknown op type "\(conv2d\|batchnorm\)"' "$tmp/rn.info" && ok ||
-        bad "kitsune info resnet: $(cat "$tmp/rn.info")"
-fi
+# kitsune models the blocks: convolution FLOPs by hand at N=2, 56x56 (conv1 256->64 1x1,
+# conv2 64->64 3x3, conv3 64->256 1x1: 2 N H W Cout Cin KH KW each), and every execution model
+# predicts them, inference and training (conv dgrad/wgrad, batchnorm and pooling backward)
+N=2; HW=$((56 * 56))
+conv_mm=$((2 * N * HW * 64 * 256 + 2 * N * HW * 64 * 64 * 9 + 2 * N * HW * 256 * 64))
+info "$tmp/rn.json" >"$tmp/rn.info" 2>&1 || bad "kitsune info resnet: $(cat "$tmp/rn.info")"
+js "$tmp/rn.info" "w['flops_tensor'] == $conv_mm" "w['kernels'] == 10"
+"$bin" info --workload "$tmp/rn.json" --mode training --format json >"$tmp/rn.tinfo" 2>&1
+# training: forward + dgrad + wgrad of each conv, but no dgrad for conv1 (x needs no gradient)
+js "$tmp/rn.tinfo" "w['flops_tensor'] == 3 * $conv_mm - $((2 * N * HW * 64 * 256))"
+for m in rn ds rnh rnt; do
+    for mode in inference training; do
+        "$bin" predict --hw a100 --workload "$tmp/$m.json" --mode $mode --exec all >"$tmp/$m.$mode" 2>&1
+        check "predict $m ($mode) exit status" $? 0
+        check "predict $m ($mode) totals" "$(grep -c '^total' "$tmp/$m.$mode")" 3
+    done
+done
+grep -q '^pool  *pool2d ' "$tmp/ds.inference" && grep -q '^pool.grad_x  *pool2d_backward ' "$tmp/ds.training" &&
+    grep -q '^conv2.grad_w  *conv2d_wgrad ' "$tmp/rn.training" && ok ||
+    bad "predict resnet blocks: missing pooling or convolution backward kernels"
 
 # 6. unsupported operators: exit 2, one error naming the op and its line, no file written
 line=$(grep -n 'torch.fft.fft(h)' $M | cut -d: -f1)
@@ -164,6 +185,10 @@ js "$tmp/views.json" "types['slice'] == 5 and types['cast'] == 2 and types['conc
 grep -q "5 slice ops are free views in PyTorch" "$tmp/views.err" && ok || bad "free-slice warning: $(cat "$tmp/views.err")"
 export_ok viewsf "$M:Views" --input x=2x16x64 --param B=x.0 --param S=x.1 --free-views
 js "$tmp/viewsf.json" "all(attrs(o)['copy'] is False for o in of('slice'))"
+# kitsune takes them as free views: the 5 slices launch no kernel
+info "$tmp/views.json" >"$tmp/views.info"; info "$tmp/viewsf.json" >"$tmp/viewsf.info"
+"$PY" -c 'import json,sys; k=[json.load(open(f))["workloads"][0]["kernels"] for f in sys.argv[1:]]; sys.exit(k[0] - k[1] != 5)' \
+    "$tmp/views.info" "$tmp/viewsf.info" && ok || bad "free slices still launch kernels"
 
 # 8. odds and ends: embedding, scatter_add of an expanded index, index_add into a live tensor,
 #    baddbmm (alpha and a zero C are free), argmax/max/cumsum, dropout only in train mode
@@ -177,6 +202,24 @@ js "$tmp/zoo.json" "op('emb')['type'] == 'embedding' and t('ids')['dtype'] == 'i
 export_ok zoot "$M:Zoo" --input ids=2x8:int64 --input recv=B*S:int64 --param B=ids.0 --param S=ids.1 --train
 js "$tmp/zoot.json" "attrs(op('drop')) == {'p_permille': 250}" \
     "[t(n)['dtype'] for n in op('drop')['outputs']] == ['bf16', 'bool']"
+for mode in inference training; do   # argmax, cumsum, dropout (its backward reads the mask)
+    "$bin" predict --hw a100 --workload "$tmp/zoot.json" --mode $mode --exec all >"$tmp/zoot.$mode" 2>&1
+    check "predict zoo --train ($mode) exit status" $? 0
+done
+grep -q '^drop.grad_x  *mul ' "$tmp/zoot.training" && grep -q '^cumsum.grad_x.cumsum  *cumsum ' "$tmp/zoot.training" &&
+    ok || bad "predict zoo training: no dropout/cumsum backward: $(cat "$tmp/zoot.training")"
+
+# addmm/baddbmm with a live C: one GEMM each, C read in the epilogue (addmm with a [N] bias and a
+# [K, N] weight folds into linear); FLOPs by hand: 2*4*64*64 + 2*2*8*8*64 tensor, one add per
+# output element (4*64 + 2*8*8)
+export_ok addmm "$M:AddMM" --input x=4x64 --input q=2x8x64 --input s=2x8x8
+js "$tmp/addmm.json" "op('baddbmm')['type'] == 'matmul' and op('baddbmm')['inputs'] == ['q', 'q', 's']" \
+    "'add' not in types and op('addmm')['inputs'] == ['x', 'w', 'c']"
+info "$tmp/addmm.json" >"$tmp/addmm.info"
+js "$tmp/addmm.info" "w['flops_tensor'] == $((2 * 4 * 64 * 64 + 2 * 2 * 8 * 8 * 64))" \
+    "w['flops_simt'] == $((4 * 64 + 2 * 8 * 8))"
+"$bin" predict --hw a100 --workload "$tmp/addmm.json" --mode training >/dev/null 2>&1
+check "predict addmm (training) exit status" $? 0
 
 # 9. bad command lines: exit status 2
 "$PY" tools/kitsune-export "$M:MLP2" -o "$tmp/x.json" 2>/dev/null

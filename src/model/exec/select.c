@@ -5,6 +5,15 @@
 
 #include "../graph.h"
 
+/* An op no pipeline may hold: an index op (data-dependent rows: gather, scatter, embedding,
+ * index_copy), or an op whose output tile needs neighbouring or all tiles of its input
+ * (op_work.no_pipe: windowed convolutions and pooling, batch statistics, sorts and scans across
+ * rows; op.c says why for each). */
+static int barrier(const wl_graph *g, const op_work *w, int i)
+{
+    return op_is_index(g->op[i].type) || w[i].no_pipe;
+}
+
 static int find(int *parent, int x)
 {
     while (parent[x] != x)
@@ -25,7 +34,7 @@ int sel_valid(const wl_graph *g, const op_work *w, int first, int last)
     for (int k = 0; k < len; k++)
         parent[k] = k;
     for (int i = first; i <= last; i++) {
-        if (op_is_index(g->op[i].type))
+        if (barrier(g, w, i))
             return 0;
         if (w[i].kind == OPK_FREE)
             continue;
@@ -135,7 +144,7 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
             }
             continue;
         }
-        int excluded = op_is_index(o->type) ||
+        int excluded = barrier(g, w, i) ||
                        (op_is_gemm(o->type) && bsp_sm_util && bsp_sm_util[i] >= SEL_BSP_FRIENDLY_SM_UTIL);
         if (excluded) {
             if (first >= 0)
@@ -172,10 +181,10 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
         best[i] = best[i - 1] + rest_s[i - 1];
         from[i] = -1;
         int end = i - 1;
-        if (w[end].kind == OPK_FREE || op_is_index(g->op[end].type))
+        if (w[end].kind == OPK_FREE || barrier(g, w, end))
             continue;
         for (int j = end - 1; j >= 0 && end - j + 1 <= max_len; j--) {
-            if (op_is_index(g->op[j].type))
+            if (barrier(g, w, j))
                 break;
             /* beyond SEL_SEARCH_DENSE_OPS ops, lengths grow geometrically (x 1.25) */
             int len = end - j + 1;

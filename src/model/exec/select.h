@@ -27,12 +27,15 @@ enum { SEL_SEARCH_DENSE_OPS = 16 };
 enum { SEL_MAX_VALID_OPS = 256 };
 
 /** 1 when ops first..last may form a pipeline: no index op (gather, embedding, scatter,
- *  index_copy), at least two kernel ops (free views do not count), first and last are kernel ops,
+ *  index_copy) and no op marked op_work.no_pipe (it needs more than its own tile of its input:
+ *  windowed convolutions, pooling, batch statistics, sorts and scans across rows), at least two
+ *  kernel ops (free views do not count), first and last are kernel ops,
  *  and the kernel ops are connected through tensors produced inside (views followed). */
 int sel_valid(const wl_graph *g, const op_work *w, int first, int last);
 /** The paper's pattern rules in one pass over the topological order: ops are grown into a
- *  segment while each consumes a tensor of the segment and is not excluded (index ops; GEMMs with
- *  bsp_sm_util[i] >= SEL_BSP_FRIENDLY_SM_UTIL); a closed segment is kept when it is valid and
+ *  segment while each consumes a tensor of the segment and is not excluded (index and no_pipe
+ *  ops; GEMMs with bsp_sm_util[i] >= SEL_BSP_FRIENDLY_SM_UTIL); a closed segment is kept when it
+ *  is valid and
  *  holds a pattern: a chain of two or more Tensor ops (Linear -> elementwise -> Linear,
  *  attention), a multicast (a tensor read by two or more of its ops), a reduction tree (a split-K
  *  GEMM: bsp_split_k[i] > 1, or a backward weight-gradient GEMM) or an attention op. Writes up to

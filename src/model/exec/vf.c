@@ -238,6 +238,15 @@ int vf_policy_parse(const char *s)
     return -1;
 }
 
+/* Why inductor leaves an op to its library: matmuls to cuBLAS, convolutions to cuDNN
+ * (aten.convolution is an extern kernel of torch.compile; its pointwise neighbours become
+ * generated kernels of their own). */
+static const char *library_why(int type)
+{
+    return op_is_conv(type) ? "inductor: convolutions stay library calls (no fusion into cuDNN)"
+                            : "inductor: matmuls stay library calls (no fusion into cuBLAS)";
+}
+
 static int is_pointwise(const vf_plan *p, int i)
 {
     op_fuse fc = op_info_of(p->g->op[i].type)->fuse;
@@ -306,8 +315,8 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
     }
     int gemm = p->ctx[prod];
     const wl_tensor *tt = &g->t[t];
-    if (inductor && (G->kind == GK_GEMM || w->kind == OPK_GEMM)) {
-        snprintf(why, nwhy, "inductor: matmuls stay library calls (no fusion into cuBLAS)");
+    if (inductor && (G->kind == GK_GEMM || w->kind == OPK_GEMM || op_is_conv(o->type))) {
+        snprintf(why, nwhy, "%s", library_why(o->type));
         return -1;
     }
     if (w->kind == OPK_GATHER) { /* inductor: a gather is an indexed load of a generated kernel */
@@ -317,6 +326,13 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
     if (w->kind == OPK_GEMM) {
         if (G->kind != GK_GEMM || gemm < 0) {
             snprintf(why, nwhy, "next op is a gemm (no prologue fusion into gemms)");
+            return -1;
+        }
+        if (op_is_conv(o->type) || op_is_conv(g->op[gemm].type)) {
+            /* a convolution's input tile is a window over neighbouring output rows of its
+             * producer, and an NCHW output tile is not a row panel of the next GEMM: cuDNN's
+             * runtime fusion chains pointwise epilogues only */
+            snprintf(why, nwhy, "gemm-chain: convolutions are not chained (epilogues only)");
             return -1;
         }
         if (o->in[0] != t) {
@@ -411,8 +427,8 @@ static gkind start_kind(const vf_plan *p, int i, const char **closed)
         return GK_CLOSED;
     }
     const op_info *inf = op_info_of(o->type);
-    if (inf->fuse == FUSE_GEMM && p->policy == VF_INDUCTOR) {
-        *closed = "inductor: matmuls stay library calls (no fusion into cuBLAS)";
+    if ((inf->fuse == FUSE_GEMM || op_is_conv(o->type)) && p->policy == VF_INDUCTOR) {
+        *closed = library_why(o->type);
         return GK_CLOSED;
     }
     if (inf->fuse == FUSE_GEMM)
@@ -742,7 +758,8 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
             gw->in_bytes[j] = 0;
     /* generated code (Triton under inductor, else a hand-fused kernel): every non-library
      * kernel under inductor (gathers become indexed loads), multi-op groups otherwise */
-    int lib = gw->kind == OPK_GEMM || gw->kind == OPK_ATTN ||
+    int lib = gw->kind == OPK_GEMM || gw->kind == OPK_ATTN || op_is_conv(gw->type) ||
+              gw->kind == OPK_SORT || /* topk and sort stay ATen calls under inductor */
               (gw->kind == OPK_SCATTER && gw->type != OP_EMBEDDING_BWD); /* inductor falls back
               to ATen's index_add/scatter_add but decomposes the embedding backward */
     if (!lib && (p->policy == VF_INDUCTOR || p->gr[id].nreal >= 2)) {
