@@ -1,8 +1,12 @@
 /* check_pipe: one pipeline - stages and epilogues, queues and multicast, an imposed allocation
  * reproducing the ILP's, on the MeshGraphNets edge block (workloads/mgn.json ops 2..9). */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../src/model/exec/kitsune.h"
 #include "../src/model/exec/pipe.h"
+#include "../src/model/run.h"
 #include "../src/model/op.h"
 #include "ktest.h"
 
@@ -62,11 +66,139 @@ START_TEST(test_edge_block)
 }
 END_TEST
 
+
+/* The MGN edge block as hw/calibrate/pipeline runs it (validation/pipeline/workloads), imposed
+ * with the runtime's stages: gathers, concat, fc1..fc3, layernorm + residual. */
+static const char MGN_STAGES[] = "gather_src+gather_dst+edge_cat,edge_fc1+edge_relu1,"
+                                 "edge_fc2+edge_relu2,edge_fc3,edge_ln+edge_res";
+
+static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *stages,
+                                  const int *ctas, int nctas, int64_t tm, int cps, arena *a)
+{
+    wl_graph *g = arena_calloc(a, 1, sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    kt_test_wl(wl, a, g);
+    kt_opts o;
+    kt_opts_default(&o);
+    o.exec_mask = EXEC_KITSUNE;
+    ks_force_spec f = {NULL, stages, ctas, nctas, tm, cps};
+    o.ks_force = &f;
+    kt_err e;
+    err_clear(&e);
+    kt_run_result rr;
+    ck_assert_msg(kt_run(hw, g, &o, a, &rr, &e) == 0, "%s", e.msg);
+    const ks_plan *pl = rr.res[0].extra;
+    ck_assert_int_eq(pl->npipelines, 1);
+    ck_assert_str_eq(pl->select, "imposed");
+    return &pl->p[0];
+}
+
+/* A stage_body's per-tile time, by hand: hand-offs + loads / rate + stores / rate + FLOPs / rate,
+ * the rate-bound part slower by the CTAs sharing an SM; the stage's period is that over its CTAs.
+ * x[65536, 256] -> fc1 -> h -> fc2 -> y (no bias), tiles of 128 rows. */
+START_TEST(stage_body_closed_form)
+{
+    hw_gpu hw = kt_test_hw("h200");
+    hw.body_handoff_ns = 1000;
+    hw.body_load_GBps = 10;
+    hw.body_operand_GBps = 20;
+    hw.body_gather_GBps = 5;
+    hw.body_store_GBps = 40;
+    hw.body_tensor_GFLOPps = 2000;
+    hw.body_simt_GFLOPps = 100;
+    hw.body_coresident_slowdown_frac = 0.5;
+    hw.body_ctas_per_sm = 1;
+    hw.body_staging_bytes_per_row = 256;
+    /* per tile: the 128 x 256 bf16 input (65536 B) in, the same out, 2 x 128 x 256 x 256 FLOPs.
+     * The 128 KiB weight stays in shared memory beside the 32 KiB staging (256 B x 128 rows) at
+     * one CTA per SM (228 KiB); at two (114 KiB each) it does not, and is re-read every tile */
+    double flops_s = 2.0 * 128 * 256 * 256 / 2000e9, store_s = 65536 / 40e9;
+    for (int cps = 1; cps <= 2; cps++) {
+        arena a = {0};
+        int ctas[2] = {cps == 1 ? 10 : 132, cps == 1 ? 20 : 132};
+        const ks_pipeline *p =
+            imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, cps, &a);
+        double load = cps == 1 ? 65536 : 65536 + 131072;
+        double rate_s = load / 20e9 + store_s + flops_s;
+        /* one hand-off (fc1 pushes h, fc2 pops it); 264 CTAs: two share every SM */
+        double t = 1e-6 + rate_s * (cps == 1 ? 1.0 : 1.5);
+        ck_assert_int_eq(p->nstages, 2);
+        ck_assert_int_eq(p->tile_rows, 128);
+        for (int s = 0; s < 2; s++) {
+            ck_assert_int_eq(p->stages[s].ctas, ctas[s]);
+            ck_assert_double_eq_tol(p->stages[s].body_cta_tile_s, t, 1e-12);
+            ck_assert_double_eq_tol(p->stages[s].body_s, t / ctas[s], 1e-15);
+            ck_assert_double_eq(p->stages[s].body_handoffs, 1);
+            ck_assert_double_eq(p->stages[s].body_load_bytes, load);
+            ck_assert_int_eq(p->stages[s].bcast_resident, cps == 1);
+            ck_assert_double_eq(p->stages[s].body_store_bytes, 65536);
+        }
+        /* fc1's 10 CTAs bound the pipeline: its body, far above the roofline terms */
+        ck_assert_int_eq(p->bottleneck_stage, cps == 1 ? 0 : p->bottleneck_stage);
+        ck_assert_int_eq(p->stages[0].limit, KS_LIMIT_BODY);
+        ck_assert_double_eq_tol(p->period_s, t / (cps == 1 ? 10 : 132), 1e-15);
+        arena_free(&a);
+    }
+}
+END_TEST
+
+/* Gathers inside a pipeline: each tile reads its gathered rows from L2 and the tables come from
+ * DRAM once; every input and weight is read once, e_out written once (bytes by hand). */
+START_TEST(gather_in_pipeline_reads_tables_once)
+{
+    hw_gpu hw = kt_test_hw("h200");
+    arena a = {0};
+    int ctas[5] = {40, 29, 18, 15, 30};
+    const ks_pipeline *p = imposed(&hw, "validation/pipeline/workloads/mgn-edge.json", MGN_STAGES,
+                                   ctas, 5, 128, 0, &a);
+    const int64_t E = 393216, N = 65536, L = 128;
+    /* v: the rows E uniform draws touch, N (1 - (1 - 1/N)^E) of them */
+    double rows = (double)N * (1.0 - pow(1.0 - 1.0 / (double)N, (double)E));
+    int64_t e = E * L * 2, v = (int64_t)(rows * 256.0), idx = 2 * E * 8;
+    int64_t wts = 3 * L * L * 2 + 2 * L * L * 2 + 3 * L * 2 /* fc1..fc3 */ + 2 * L * 2 /* ln */;
+    ck_assert_int_eq(p->nstages, 5);
+    ck_assert_int_eq(p->stages[0].nmembers, 3);
+    ck_assert_int_eq(p->stages[4].nmembers, 2);
+    ck_assert_int_le(llabs(p->dram_read_bytes - (e + v + idx + wts)), 2 * L); /* a row */
+    ck_assert_int_eq(p->dram_write_bytes, e);
+    /* the gathering stage reads 2 x 128 gathered rows of 256 B per tile */
+    ck_assert_double_eq(p->stages[0].body_gather_bytes, 2.0 * 128 * 128 * 2);
+    arena_free(&a);
+}
+END_TEST
+
+/* e is read by the first and the last stage; between the two reads of a tile, the tiles the
+ * stages in between hold and queue bring their DRAM bytes into L2 beside the rings and the
+ * gathered table. The stages upstream of the slowest one (fc3) keep their rings full: 2 x (40 +
+ * 29 + 18) tiles, some 73 KB of DRAM bytes each, beside 13 MiB of rings and the 16 MiB table: over
+ * a 40 MiB L2 (20 MiB for rings), LRU has evicted the tile and the last stage reads e from DRAM
+ * again; the H200's 60 MiB hold it. */
+START_TEST(reread_when_l2_overflows)
+{
+    hw_gpu hw = kt_test_hw("h200");
+    int ctas[5] = {40, 29, 18, 15, 30};
+    arena a = {0};
+    const ks_pipeline *big = imposed(&hw, "validation/pipeline/workloads/mgn-edge.json",
+                                     MGN_STAGES, ctas, 5, 128, 0, &a);
+    int64_t base = big->dram_read_bytes;
+    hw.l2_capacity_MiB = 40;
+    hw.l2_persisting_max_MiB = 20;
+    const ks_pipeline *small = imposed(&hw, "validation/pipeline/workloads/mgn-edge.json",
+                                       MGN_STAGES, ctas, 5, 128, 0, &a);
+    ck_assert_int_eq(small->dram_read_bytes, base + 393216LL * 128 * 2);
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
     TCase *t = tcase_create("pipe_build");
     tcase_add_test(t, test_edge_block);
+    tcase_add_test(t, stage_body_closed_form);
+    tcase_add_test(t, gather_in_pipeline_reads_tables_once);
+    tcase_add_test(t, reread_when_l2_overflows);
+    tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
 }

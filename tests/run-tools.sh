@@ -157,5 +157,18 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     echo "tools: gnuplot not found: skipping the figure rendering test"
 fi
+# 9. every --format json output is one valid JSON document
+if command -v python3 >/dev/null 2>&1; then
+    WL=validation/pipeline/workloads/mgn-edge.json
+    ST=gather_src+gather_dst+edge_cat,edge_fc1+edge_relu1,edge_fc2+edge_relu2,edge_fc3,edge_ln+edge_res
+    for args in "predict --hw a100 --workload nerf" "predict --hw a100 --workload dlrm --mode training" \
+        "compare --hw h200 --workload mgn" "map --hw a100 --workload dlrm" \
+        "map --hw a100 --workload nerf --why" "info --hw h200" "info --workload mgn" \
+        "map --hw h200-ktpipe --workload $WL --stages $ST --alloc 40-29-18-15-30 --tile 128"; do
+        # shellcheck disable=SC2086
+        if "$bin" $args --format json 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' \
+            2>"$tmp/json.err"; then ok; else bad "invalid JSON from: $args ($(head -1 "$tmp/json.err"))"; fi
+    done
+fi
 echo "tools: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,6 +8,10 @@
 #   change that makes them worse fails, one that meets the goals may tighten them;
 # - validation/apps/h200-micro-{fit,holdout}.csv, the library-kernel microbenchmarks: the fit
 #   rows (in-sample for the hw "kernels" parameters) and the held-out rows, at current levels.
+# - validation/pipeline/runs.csv, the real spatial pipelines (hw/calibrate/pipeline) against
+#   kitsune map with their stages, allocations and tiles imposed on hw/h200-ktpipe.json: every
+#   run's time (p90 |error| <= 15%, Spearman >= 0.8 per allocation sweep: the goals), by
+#   hw/calibrate/pipeline/model.py compare --check.
 # The gaps and their causes are in the README (Validation on a real GPU).
 set -u
 bin=${1:-build/kitsune}
@@ -67,6 +71,22 @@ for part in fit holdout; do
     [ "$part" = fit ] && lim=12 || lim=25
     check "micro $part time MAPE %" "${mape:-999}" $lim
 done
+
+echo "real spatial pipelines (validation/pipeline):"
+if command -v python3 >/dev/null; then
+    tmpd=$(mktemp -d)
+    if KITSUNE="$bin" python3 hw/calibrate/pipeline/model.py compare --check --out "$tmpd" \
+        >"$tmpd/log" 2>&1; then
+        pass=$((pass + 1))
+        echo "  ok   pipeline times: $(tail -1 "$tmpd/log")"
+    else
+        fail=$((fail + 1))
+        echo "  FAIL pipeline times:"; tail -5 "$tmpd/log"
+    fi
+    rm -rf "$tmpd"
+else
+    echo "  (skipped: no python3)"
+fi
 
 echo "validation: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

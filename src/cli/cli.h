@@ -1,6 +1,7 @@
 /* cli: shared command-line plumbing - options, name resolution, atomic output files. */
 #ifndef KT_CLI_H
 #define KT_CLI_H
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../arena.h"
@@ -14,20 +15,49 @@
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
-/* options a command accepts (bit mask) */
-enum {
-    O_HW = 1 << 0, O_WL = 1 << 1, O_MODE = 1 << 2, O_EXEC = 1 << 3, O_SET = 1 << 4,
-    O_FORMAT = 1 << 5, O_OUT = 1 << 6, O_LAUNCH = 1 << 7, O_POWER = 1 << 8, O_SELECT = 1 << 9,
-    O_SCHED = 1 << 10, O_REST = 1 << 11, O_VFBWD = 1 << 12, O_OPTIM = 1 << 13,
-    O_EXPLAIN = 1 << 14, O_POS = 1 << 15, O_MAXERR = 1 << 16, O_VARY = 1 << 17,
-    O_JOBS = 1 << 18, O_SHARD = 1 << 19, O_RESUME = 1 << 20, O_PROGRESS = 1 << 21,
-    O_VF = 1 << 22, O_DTYPE = 1 << 23, O_ZIP = 1 << 24, O_PPOL = 1 << 25, O_WHY = 1 << 26,
-    O_MODEL = (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST |
-               O_VFBWD | O_OPTIM | O_VF | O_DTYPE),
-    O_REPEATABLE = O_SET | O_VARY | O_ZIP /* every command takes these more than once */
-};
+/* options a command accepts (bit mask, 64 bits) */
+typedef uint64_t cli_opt_mask;
+#define O_BIT(n) ((cli_opt_mask)1 << (n))
+#define O_HW O_BIT(0)
+#define O_WL O_BIT(1)
+#define O_MODE O_BIT(2)
+#define O_EXEC O_BIT(3)
+#define O_SET O_BIT(4)
+#define O_FORMAT O_BIT(5)
+#define O_OUT O_BIT(6)
+#define O_LAUNCH O_BIT(7)
+#define O_POWER O_BIT(8)
+#define O_SELECT O_BIT(9)
+#define O_SCHED O_BIT(10)
+#define O_REST O_BIT(11)
+#define O_VFBWD O_BIT(12)
+#define O_OPTIM O_BIT(13)
+#define O_EXPLAIN O_BIT(14)
+#define O_POS O_BIT(15)
+#define O_MAXERR O_BIT(16)
+#define O_VARY O_BIT(17)
+#define O_JOBS O_BIT(18)
+#define O_SHARD O_BIT(19)
+#define O_RESUME O_BIT(20)
+#define O_PROGRESS O_BIT(21)
+#define O_VF O_BIT(22)
+#define O_DTYPE O_BIT(23)
+#define O_ZIP O_BIT(24)
+#define O_PPOL O_BIT(25)
+#define O_WHY O_BIT(26)
+#define O_OPS O_BIT(27)
+#define O_STAGES O_BIT(28)
+#define O_ALLOC O_BIT(29)
+#define O_TILE O_BIT(30)
+#define O_CPS O_BIT(31)
+#define O_MODEL                                                                                   \
+    (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST | O_VFBWD |   \
+     O_OPTIM | O_VF | O_DTYPE)
+/* every command takes these more than once */
+#define O_REPEATABLE (O_SET | O_VARY | O_ZIP)
 
-enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64, CLI_MAX_HW = 32 };
+enum { CLI_MAX_SETS = 64, CLI_MAX_POS = 16, CLI_MAX_VARY = 16, CLI_MAX_WL = 64, CLI_MAX_HW = 32,
+       CLI_MAX_STAGES = 256 };
 
 typedef struct cli_common {
     const char *cmd;
@@ -51,6 +81,8 @@ typedef struct cli_common {
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
     int exec_given;                 /* --exec was given */
+    ks_force_spec force;            /* map --ops/--stages/--alloc/--tile/--ctas-per-sm */
+    int force_ctas[CLI_MAX_STAGES];
     int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
     dtype dtype;
 } cli_common;
@@ -59,7 +91,8 @@ typedef struct cli_common {
  *  An option that takes a value may be given once, unless it is in `multi` (then every value
  *  counts: --workload, --set, --vary ...). Returns 0, 1 when --help was asked, or -1 with e set
  *  (code 2). */
-int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e);
+int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, cli_common *c,
+              kt_err *e);
 /** Resolve a hardware or workload name: a path (contains '/' or ends in .json), else
  *  <root>/<dir>/<name>.json where root is $KITSUNE_HOME, the binary's ../ or the current dir. */
 int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *e);
@@ -114,10 +147,10 @@ typedef struct cli_command {
     const char *name;
     const char *summary;
     const char *help;
-    unsigned opts;
+    cli_opt_mask opts;
     unsigned setup;
     int (*run)(cli_ctx *x);
-    unsigned multi;
+    cli_opt_mask multi;
 } cli_command;
 
 /** Parse argv (argv[0] is the command name), set up, run, report and tear down a command;

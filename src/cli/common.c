@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 
 static const struct {
     const char *name;
-    unsigned bit;
+    cli_opt_mask bit;
     int has_arg;
 } OPTS[] = {
     {"--hw", O_HW, 1},         {"--workload", O_WL, 1},    {"--mode", O_MODE, 1},
@@ -32,6 +33,8 @@ static const struct {
     {"--progress", O_PROGRESS, 0}, {"--vf", O_VF, 1},  {"--dtype", O_DTYPE, 1},
     {"--zip", O_ZIP, 1},
     {"--power-policy", O_PPOL, 1}, {"--why", O_WHY, 0},
+    {"--ops", O_OPS, 1},       {"--stages", O_STAGES, 1},  {"--alloc", O_ALLOC, 1},
+    {"--tile", O_TILE, 1},     {"--ctas-per-sm", O_CPS, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -49,9 +52,10 @@ static int parse_num(const char *s, double *v)
     return (end == s || *end || errno) ? -1 : 0;
 }
 
-int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_common *c, kt_err *e)
+int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, cli_common *c,
+              kt_err *e)
 {
-    const char *given[32] = {0}; /* the value each single-valued option was given, by bit */
+    const char *given[64] = {0}; /* the value each single-valued option was given, by bit */
     multi |= O_REPEATABLE;
     memset(c, 0, sizeof *c);
     c->cmd = argv[0];
@@ -240,6 +244,48 @@ int cli_parse(int argc, char **argv, unsigned allowed, unsigned multi, cli_commo
             break;
         case O_WHY:
             c->opts.why = 1;
+            break;
+        case O_OPS:
+            c->force.ops = val;
+            c->opts.ks_force = &c->force;
+            break;
+        case O_STAGES:
+            c->force.stages = val;
+            c->opts.ks_force = &c->force;
+            break;
+        case O_ALLOC: { /* CTAs per stage: "40-29-18" or "40,29,18" */
+            const char *p = val;
+            c->force.nctas = 0;
+            while (*p) {
+                char *end;
+                errno = 0;
+                long n = strtol(p, &end, 10);
+                if (end == p || errno || n < 1 || n > 1000000 || (*end && *end != '-' && *end != ','))
+                    return bad(e, name, "expected CTA counts >= 1 separated by '-', got \"%s\"", val);
+                if (c->force.nctas >= CLI_MAX_STAGES)
+                    return bad(e, name, "more stages than kitsune handles%s", NULL);
+                c->force_ctas[c->force.nctas++] = (int)n;
+                p = *end ? end + 1 : end;
+                if (*end && !*p)
+                    return bad(e, name, "expected CTA counts >= 1 separated by '-', got \"%s\"", val);
+            }
+            if (!c->force.nctas)
+                return bad(e, name, "expected CTA counts >= 1 separated by '-', got \"%s\"", val);
+            c->force.ctas = c->force_ctas;
+            c->opts.ks_force = &c->force;
+            break;
+        }
+        case O_TILE:
+            if (parse_num(val, &v) || v != floor(v) || v < 1 || v > 1048576)
+                return bad(e, name, "expected rows per tile, an integer in [1, 1048576], got \"%s\"", val);
+            c->force.tile_rows = (int64_t)v;
+            c->opts.ks_force = &c->force;
+            break;
+        case O_CPS:
+            if (parse_num(val, &v) || v != floor(v) || v < 1 || v > 32)
+                return bad(e, name, "expected an integer in [1, 32], got \"%s\"", val);
+            c->force.ctas_per_sm = (int)v;
+            c->opts.ks_force = &c->force;
             break;
         case O_EXPLAIN:
             c->explain = 1;

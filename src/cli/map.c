@@ -25,6 +25,14 @@ static const char *const HELP =
     "  --rest vf|bsp                    how ops outside pipelines run (default vf)\n"
     "  --set NAME=VALUE  --optimizer none|sgd|adam  --vf inductor|paper|rules  --vf-backward\n"
     "  --launch graph|plain\n"
+    "\n"
+    "Imposing a pipeline (instead of the selection; the other ops run as --rest):\n"
+    "  --ops FIRST..LAST                ops FIRST..LAST as one pipeline, the model's own stages\n"
+    "  --stages A+B,C,D+E               the stages, in order, each a '+'-list of op names\n"
+    "  --alloc N1-N2-...                CTAs per stage (default: the mapper's allocation)\n"
+    "  --tile ROWS                      rows per tile (default: the model's choice)\n"
+    "  --ctas-per-sm K                  a stage_body runtime's CTAs per SM (default: the hw's)\n"
+    "\n"
     "  --why                            also list every candidate subgraph (paper patterns, the\n"
     "                                   search's segments, the longest pipelinable runs): its time\n"
     "                                   as a pipeline, the rest's time for the same ops, and why it\n"
@@ -33,22 +41,41 @@ static const char *const HELP =
     "  --format table|json|csv          output format (default table)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
     "\n"
-    "example: kitsune map --hw a100 --workload dlrm --select patterns --format json\n";
+    "examples: kitsune map --hw a100 --workload dlrm --select patterns --format json\n"
+    "          kitsune map --hw h200-ktpipe --workload mgn --tile 128 --alloc 40-29-18-15-30 \\\n"
+    "            --stages gather_src+gather_dst+edge_cat,edge_fc1+edge_relu1,edge_fc2+edge_relu2,\\\n"
+    "edge_fc3,edge_ln+edge_res\n";
 
 static const char *unit_name(int tensor)
 {
     return tensor ? "tensor" : "simt";
 }
 
-static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph *g)
+static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph *g,
+                  const hw_gpu *hw)
 {
+    int body = hw_has_stage_body(hw);
+    int imposed = !strcmp(pl->select, "imposed");
     fprintf(f, "kitsune: %.2f us, %d pipelines; select %s (used: %s); rest as %s%s; scheduler %s\n",
             r->time_s * 1e6, pl->npipelines, pl->select, pl->chosen, pl->rest,
-            pl->rest_fallback ? " (vf unavailable)" : "", pl->scheduler_shared ? "shared" : "hetero");
-    fprintf(f, "end-to-end: search %.2f us, patterns %.2f us (%+.1f%% vs search), no pipelines %.2f us\n",
-            pl->search_time_s * 1e6, pl->patterns_time_s * 1e6,
-            pl->search_time_s > 0 ? 100 * (pl->patterns_time_s / pl->search_time_s - 1) : 0,
-            pl->none_time_s * 1e6);
+            pl->rest_fallback ? " (vf unavailable)" : "",
+            body ? "one kernel (stage_body)" : pl->scheduler_shared ? "shared" : "hetero");
+    if (imposed)
+        fprintf(f, "end-to-end: with the imposed pipeline %.2f us, no pipelines %.2f us\n",
+                r->time_s * 1e6, pl->none_time_s * 1e6);
+    else
+        fprintf(f, "end-to-end: search %.2f us, patterns %.2f us (%+.1f%% vs search), no pipelines "
+                   "%.2f us\n",
+                pl->search_time_s * 1e6, pl->patterns_time_s * 1e6,
+                pl->search_time_s > 0 ? 100 * (pl->patterns_time_s / pl->search_time_s - 1) : 0,
+                pl->none_time_s * 1e6);
+    if (body)
+        fprintf(f, "stage bodies (hw stage_body): one tile at a time per CTA, %d CTAs per SM; hand-off "
+                   "%.0f ns, loads %.1f GB/s (GEMM operands %.1f), gathers %.1f GB/s, stores %.1f "
+                   "GB/s, tensor %.0f GFLOP/s, SIMT %.0f GFLOP/s per SM\n",
+                hw->body_ctas_per_sm, hw->body_handoff_ns, hw->body_load_GBps, hw->body_operand_GBps,
+                hw->body_gather_GBps, hw->body_store_GBps, hw->body_tensor_GFLOPps,
+                hw->body_simt_GFLOPps);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
         fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %lld rows (stream rows %lld)%s\n", i,
@@ -61,12 +88,20 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 (double)p->dram_read_bytes / 1e6, (double)p->dram_write_bytes / 1e6,
                 (double)p->weight_reread_bytes / 1e6, (double)p->spilled_bytes / 1e6);
         fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB of %.1f MiB "
-                   "persisting L2; mapping %s, time %.2f us, bound %.2f us, gap %.2f%%\n",
+                   "persisting L2; mapping %s",
                 p->l2_bytes_per_tile / 1024, p->dram_bytes_per_tile / 1024,
                 (double)p->queue_storage_bytes / 1048576.0, (double)p->queue_budget_bytes / 1048576.0,
-                p->ilp_status_name, p->ilp_objective_s * 1e6, p->ilp_bound_s * 1e6, 100 * p->ilp_gap);
-        fprintf(f, "  %-5s %-24s %-6s %5s %-12s %10s %10s %10s %10s %-10s  %s\n", "stage", "op", "unit",
-                "ctas", "split", "period_us", "compute_us", "port_us", "sync_us", "limit", "members");
+                p->ilp_status_name);
+        if (!strcmp(p->ilp_status_name, "imposed"))
+            fputs(" (the allocation given)\n", f);
+        else
+            fprintf(f, ", time %.2f us, bound %.2f us, gap %.2f%%\n", p->ilp_objective_s * 1e6,
+                    p->ilp_bound_s * 1e6, 100 * p->ilp_gap);
+        fprintf(f, "  %-5s %-24s %-6s %5s %-12s %10s %10s %10s %10s ", "stage", "op", "unit", "ctas",
+                "split", "period_us", "compute_us", "port_us", "sync_us");
+        if (body)
+            fprintf(f, "%12s ", "cta_tile_us");
+        fprintf(f, "%5s %-10s  %s\n", "busy", "limit", "members");
         for (int s = 0; s < p->nstages; s++) {
             const ks_stage *st = &p->stages[s];
             char split[40];
@@ -74,11 +109,15 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 snprintf(split, sizeof split, "%dx%d", st->groups, st->ctas / st->groups);
             else
                 snprintf(split, sizeof split, "%s", ks_split_name(st->split));
-            /* busy: the share of the pipeline's period this stage's CTAs compute */
-            fprintf(f, "  %-5d %-24.24s %-6s %5d %-12s %10.4g %10.4g %10.4g %10.4g %4.0f%% %-10s  ",
-                    s, g->op[st->op].name, unit_name(st->tensor), st->ctas, split,
-                    st->period_s * 1e6, st->compute_s * 1e6, st->port_s * 1e6, st->queue_s * 1e6,
-                    p->period_s > 0 ? 100 * st->compute_s / p->period_s : 0,
+            /* busy: the share of the pipeline's period this stage's CTAs work (compute; with a
+             * stage_body, the body) */
+            fprintf(f, "  %-5d %-24.24s %-6s %5d %-12s %10.4g %10.4g %10.4g %10.4g ", s,
+                    g->op[st->op].name, unit_name(st->tensor), st->ctas, split, st->period_s * 1e6,
+                    st->compute_s * 1e6, st->port_s * 1e6, st->queue_s * 1e6);
+            if (body)
+                fprintf(f, "%12.4g ", st->body_cta_tile_s * 1e6);
+            double work = body ? st->body_s : st->compute_s;
+            fprintf(f, "%4.0f%% %-10s  ", p->period_s > 0 ? 100 * work / p->period_s : 0,
                     ks_limit_name(st->limit));
             for (int m = 0; m < st->nmembers; m++)
                 fprintf(f, "%s%s", m ? "+" : "", g->op[st->members[m]].name);
@@ -209,6 +248,16 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
             out_json_knum(f, "compute_s", st->compute_s);
             out_json_knum(f, "port_s", st->port_s);
             out_json_knum(f, "queue_sync_s", st->queue_s);
+            out_json_knum(f, "body_s", st->body_s);
+            out_json_knum(f, "body_cta_tile_s", st->body_cta_tile_s);
+            fputs(", \"body_work_per_tile\": {\"handoffs\": ", f);
+            out_json_num(f, st->body_handoffs);
+            out_json_knum(f, "load_bytes", st->body_load_bytes);
+            out_json_knum(f, "gather_bytes", st->body_gather_bytes);
+            out_json_knum(f, "store_bytes", st->body_store_bytes);
+            out_json_knum(f, "tensor_flops", st->body_tensor_flops);
+            out_json_knum(f, "simt_flops", st->body_simt_flops);
+            fputs("}", f);
             out_json_knum(f, "fill_s", st->fill_s);
             out_json_knum(f, "l2_bytes_per_tile", st->l2_bytes_per_tile);
             out_json_knum(f, "dram_bytes_per_tile", st->dram_bytes_per_tile);
@@ -249,7 +298,6 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
     fputs("]", f);
     if (pl->cands)
         why_json(f, pl, g);
-    fputs("}\n", f);
 }
 
 static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw, int training)
@@ -296,7 +344,7 @@ static int run(cli_ctx *x)
         csv(f, pl, rr.g, &x->hw, c->opts.training);
     } else {
         fprintf(f, "%s on %s, %s:\n", rr.g->name, x->hw.name, cli_mode_name(c->opts.training));
-        table(f, r, pl, rr.g);
+        table(f, r, pl, rr.g, &x->hw);
         if (pl->cands)
             why_table(f, pl, rr.g);
     }
@@ -304,4 +352,5 @@ static int run(cli_ctx *x)
 }
 
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
-                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY, CMD_HW | CMD_OUT, run, 0};
+                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY | O_OPS | O_STAGES | O_ALLOC | O_TILE | O_CPS,
+                             CMD_HW | CMD_OUT, run, 0};

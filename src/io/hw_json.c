@@ -75,6 +75,17 @@ static const hw_field HW_FIELDS[] = {
     {"queue.atomic_latency_ns", D(queue_atomic_latency_ns), 0, 1e6, 0, 0},
     {"queue.sync_round_trips_per_tile", D(queue_sync_round_trips_per_tile), 0, 1000, 0, 0},
     {"queue.cta_bytes_per_clk", D(queue_cta_bytes_per_clk), 0, 1e6, 1, 0},
+    /* a pipeline runtime's stage bodies: optional, all rates or none (checked below) */
+    {"stage_body.handoff_ns", D(body_handoff_ns), 0, 1e6, 1, 0},
+    {"stage_body.load_GBps", D(body_load_GBps), 0, 1e7, 1, 0},
+    {"stage_body.operand_GBps", D(body_operand_GBps), 0, 1e7, 1, 0},
+    {"stage_body.gather_GBps", D(body_gather_GBps), 0, 1e7, 1, 0},
+    {"stage_body.store_GBps", D(body_store_GBps), 0, 1e7, 1, 0},
+    {"stage_body.tensor_GFLOPps", D(body_tensor_GFLOPps), 0, 1e9, 1, 0},
+    {"stage_body.simt_GFLOPps", D(body_simt_GFLOPps), 0, 1e9, 1, 0},
+    {"stage_body.coresident_slowdown_frac", D(body_coresident_slowdown_frac), 0, 10, 1, 0},
+    {"stage_body.ctas_per_sm", I(body_ctas_per_sm), 1, 1024, 1, 1},
+    {"stage_body.staging_bytes_per_row", D(body_staging_bytes_per_row), 0, 1e6, 1, 0},
 };
 #undef D
 #undef I
@@ -185,6 +196,24 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
         return err_set(e, KT_EINPUT, file, "dvfs.voltage_min_V", "must be <= voltage_max_V");
     if (g->static_W > g->tdp_W)
         return err_set(e, KT_EINPUT, file, "power.static_W", "must be <= tdp_W");
+    /* stage bodies: every rate, or none (a missing rate would make its work free) */
+    {
+        static const char *const RATES[] = {"load_GBps", "operand_GBps", "gather_GBps",
+                                            "store_GBps", "tensor_GFLOPps", "simt_GFLOPps"};
+        const double v[] = {g->body_load_GBps, g->body_operand_GBps, g->body_gather_GBps,
+                            g->body_store_GBps, g->body_tensor_GFLOPps, g->body_simt_GFLOPps};
+        const cJSON *sb = cJSON_GetObjectItemCaseSensitive(root, "stage_body");
+        for (int i = 0; sb && i < 6; i++)
+            if (v[i] <= 0) {
+                char path[64];
+                snprintf(path, sizeof path, "stage_body.%s", RATES[i]);
+                return err_set(e, KT_EINPUT, file, path,
+                               "must be a number > 0 (a stage_body needs every rate)");
+            }
+        if (g->body_ctas_per_sm > g->max_ctas_per_sm)
+            return err_set(e, KT_EINPUT, file, "stage_body.ctas_per_sm",
+                           "must be <= sm.max_ctas_per_sm (%d)", g->max_ctas_per_sm);
+    }
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "measured");
     if (cJSON_IsObject(m)) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "date");

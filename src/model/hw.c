@@ -27,3 +27,8 @@ double hw_l2_persist_bytes(const hw_gpu *g)
     double l2 = hw_l2_bytes(g), p = g->l2_persisting_max_MiB * 1048576.0;
     return p > 0 && p < l2 ? p : l2;
 }
+
+int hw_has_stage_body(const hw_gpu *g)
+{
+    return g->body_load_GBps > 0;
+}

@@ -48,6 +48,23 @@ typedef struct hw_gpu {
     double queue_atomic_latency_ns, queue_sync_round_trips_per_tile;
     double queue_cta_bytes_per_clk; /* one CTA's queue transfer rate through its SM's L2 port
                                        (0: l2 bandwidth x l2_frac / SMs at clock_MHz) */
+    /* stage bodies of a real pipeline runtime (optional "stage_body" section; 0 = absent: every
+     * stage body reaches its roofline share of the SM, as the bulk-synchronous kernels do). A
+     * CTA works on one tile at a time: per tile it pays its queue hand-offs, then loads, gathers,
+     * math and stores at these per-SM rates of the runtime's code (pipe.c, stage_body_s) */
+    double body_handoff_ns;        /* one queue transfer's synchronization (pop or push) */
+    double body_load_GBps;         /* a SIMT stage's loads (queue slots, streamed inputs) */
+    double body_operand_GBps;      /* a tensor-core stage's operand loads, staged through shared
+                                      memory in K-chunks */
+    double body_gather_GBps;       /* rows gathered through an index */
+    double body_store_GBps;        /* stores of the stage's outputs */
+    double body_tensor_GFLOPps;    /* tensor-core math */
+    double body_simt_GFLOPps;      /* SIMT math */
+    double body_coresident_slowdown_frac; /* per extra CTA on the same SM: how much longer the
+                                             rate-bound part of a tile takes */
+    int body_ctas_per_sm;          /* CTAs of the runtime's one kernel per SM (1 = one per SM) */
+    double body_staging_bytes_per_row; /* shared memory a CTA stages its streamed operand in, per
+                                          tile row (the rest holds its resident weights) */
     /* provenance */
     int measured; /* 1 when a calibration merged measured values */
     char measured_date[32];
@@ -66,5 +83,7 @@ double hw_smem_bytes(const hw_gpu *g);
 /** Bytes of L2 queue rings may hold: l2.persisting_max_MiB, or all of L2 where the GPU has no
  *  set-aside (compute capability < 8.0). */
 double hw_l2_persist_bytes(const hw_gpu *g);
+/** 1 when the hw describes a pipeline runtime's stage bodies (the "stage_body" section). */
+int hw_has_stage_body(const hw_gpu *g);
 
 #endif

@@ -126,7 +126,7 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
     }
     if (o->exec_mask & EXEC_KITSUNE) {
         ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_policy, o->vf_backward,
-                      o->ilp_time_limit_s, o->why};
+                      o->ilp_time_limit_s, o->why, o->ks_force};
         if (ks_run(hw, g, works, &c, &ko, a, &out->res[out->nres], e))
             return -1;
         out->nres++;

@@ -29,6 +29,7 @@ typedef struct kt_opts {
     int power_policy;      /* KT_POWER_*: the board limit of a part with another SM count */
     int power_ref_sm_count;/* SMs the hw file's power fields describe (0: the hw's own) */
     int why;               /* kitsune: explain every candidate subgraph (ks_plan.cands) */
+    const ks_force_spec *ks_force; /* kitsune: one imposed pipeline (map --stages ...), or NULL */
 } kt_opts;
 
 /** Power of a what-if part (a hw whose SM count differs from the file its power fields come

@@ -66,7 +66,9 @@ def parse_ncu(path):
 
 def load_raw(raw):
     runs = [json.loads(l) for l in open(os.path.join(raw, "sweep.jsonl")) if l.strip()]
-    meta = json.load(open(os.path.join(raw, "meta.json")))
+    meta = {}  # run.sh ilp writes none
+    if os.path.exists(os.path.join(raw, "meta.json")):
+        meta = json.load(open(os.path.join(raw, "meta.json")))
     order = []
     if os.path.exists(os.path.join(raw, "prof_order.json")):
         order = json.load(open(os.path.join(raw, "prof_order.json")))
@@ -106,7 +108,8 @@ def main(argv):
     for label, raw in srcs:
         runs, meta, ncu = load_raw(raw)
         os.makedirs(os.path.join(dest, "raw", label), exist_ok=True)
-        for fn in ("sweep.jsonl", "meta.json", "ncu.csv", "prof_order.json", "log.txt", "smi_log.csv"):
+        for fn in ("sweep.jsonl", "meta.json", "ncu.csv", "prof_order.json", "log.txt", "smi_log.csv",
+                   "ncu_ilp1.csv", "ncu_ilp2.csv"):
             if os.path.exists(os.path.join(raw, fn)):
                 shutil.copy(os.path.join(raw, fn), os.path.join(dest, "raw", label, fn))
         for r in runs:

@@ -930,6 +930,53 @@ def cmd_prof(args):
     return 0
 
 
+def cmd_cases(args):
+    """The cases of a file (model.py ilp --cases: `pipe arch tm ctas_per_sm alloc kind` per line),
+    timed like the sweep's and appended to OUT/sweep.jsonl. Without --index, each (pipe, arch, tm,
+    ctas_per_sm) group runs in its own process (a kernel fault costs only that group)."""
+    cases = [l.split() for l in open(args.file) if l.strip() and not l.startswith("#")]
+    groups = []
+    for c in cases:
+        g = tuple(c[:4])
+        if g not in groups:
+            groups.append(g)
+    deadline = args.deadline_abs if args.deadline_abs else time.time() + args.deadline
+    if args.index < 0:
+        for gi, g in enumerate(groups):
+            left = deadline - time.time()
+            if left < 5:
+                log(f"deadline: skipping {g}")
+                continue
+            cmd = [sys.executable, os.environ.get("KTP_ENTRY", os.path.abspath(__file__)), "cases",
+                   "--file", args.file, "--index", str(gi), "--out", args.out,
+                   "--deadline-abs", str(deadline), "--impl", str(args.impl), "--reps",
+                   str(args.reps)]
+            try:
+                rc = subprocess.run(cmd, timeout=left + 30).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            if rc != 0:
+                log(f"cases {g} exited with {rc}")
+        return 0
+    pipe, arch, tm, minb = groups[args.index]
+    tm, minb = int(tm), int(minb)
+    ctx = make_ctx((393216, 65536), None) if pipe == "mgn" else make_ctx(None, 262144)
+    ctx["impl"] = args.impl
+    with open(os.path.join(args.out, "sweep.jsonl"), "a") as fh:
+        for c in cases:
+            if tuple(c[:4]) != groups[args.index] or time.time() > deadline:
+                continue
+            a = [int(x) for x in c[4].split("-")]
+            rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5])
+            rec["wall"] = round(time.time() - ctx["t0"], 1)
+            fh.write(json.dumps(rec) + "\n")
+            fh.flush()
+            t = rec.get("time_s")
+            log(f"  {pipe:5s} {arch:10s} tm{tm:<4d} x{minb} {c[5]:13s} {c[4]:34s} "
+                f"{(t or 0)*1e6:9.1f} us  err {rec.get('rel_err', float('nan')):.2e} {rec['status']}")
+    return 0
+
+
 def cmd_one(args):
     ctx = make_ctx((args.E, args.E // 6), args.B)
     a = [int(x) for x in args.alloc.split("-")]
@@ -941,9 +988,10 @@ def cmd_one(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["selftest", "check", "sweep", "combo", "prof", "one"])
+    ap.add_argument("cmd", choices=["selftest", "check", "sweep", "combo", "prof", "one", "cases"])
+    ap.add_argument("--file", help="cases: the case list (model.py ilp --cases)")
     ap.add_argument("--impl", type=int, default=1, help="GEMM: 1 mma.sync+ldmatrix, 0 wmma")
-    ap.add_argument("--index", type=int, default=0)
+    ap.add_argument("--index", type=int, default=None)
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/ktp-out"))
     ap.add_argument("--deadline", type=float, default=300.0)
     ap.add_argument("--deadline-abs", type=float, default=0.0, help="epoch seconds")
@@ -965,10 +1013,12 @@ def main():
     ap.add_argument("--E", type=int, default=393216)
     ap.add_argument("--B", type=int, default=262144)
     args = ap.parse_args()
+    if args.index is None:  # combo: the first combination; cases: every group, each in a process
+        args.index = -1 if args.cmd == "cases" else 0
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     return {"selftest": cmd_selftest, "check": cmd_selftest, "sweep": cmd_sweep, "combo": cmd_combo,
-            "prof": cmd_prof,
+            "prof": cmd_prof, "cases": cmd_cases,
             "one": cmd_one}[args.cmd](args)
 
 

@@ -4,6 +4,8 @@
 #   hw/calibrate/pipeline/run.sh smoke   build check, small-size self-test, one quick sweep, tiny ncu
 #   hw/calibrate/pipeline/run.sh full    self-test, the allocation sweep, bsp/compile, ncu (< 9 min)
 #   hw/calibrate/pipeline/run.sh cat     MGN-only re-sweep (3 combinations, fewer samples) + ncu, < 3 min
+#   hw/calibrate/pipeline/run.sh ilp     the mapper's allocations and their neighbourhoods
+#                                        (ilp-cases.txt from model.py ilp --cases) + ncu of two, < 7 min
 # Clocks, power limits and GPU modes are left as found (ncu with --clock-control none).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -54,6 +56,26 @@ if [ "$MODE" = smoke ]; then
   echo "== quick sweep at full size (t=$(el)s)"
   timeout 130 python3 "$HERE/pipe.py" sweep --quick --out "$OUT" --deadline-abs $(( START + 225 )) \
       || echo "sweep rc=$?"
+elif [ "$MODE" = ilp ]; then
+  echo "== the mapper's allocations and neighbours (t=$(el)s)"
+  timeout 330 python3 "$HERE/pipe.py" cases --file "$HERE/ilp-cases.txt" --out "$OUT" \
+      --deadline-abs $(( START + 300 )) || echo "cases rc=$?"
+  # DRAM bytes of the mapper's MGN allocations (the mgn stages, and e_in multicast to ln_res)
+  n=0
+  for c in "mgn mgn 128 1" "mgn mgn-mc 128 1"; do
+    set -- $c
+    a=$(awk -v p="$1" -v r="$2" -v t="$3" -v m="$4" '$1==p && $2==r && $3==t && $4==m && $6=="ilp" {print $5; exit}' "$HERE/ilp-cases.txt")
+    REM=$(( 400 - $(el) ))
+    [ -n "$a" ] && [ $REM -gt 20 ] || continue
+    n=$((n + 1))
+    echo "== ncu $c $a (t=$(el)s)"
+    timeout $REM ncu --clock-control none --print-units base --csv --page raw -k regex:ktp_kernel -c 1 \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        --log-file "$OUT/ncu_ilp$n.csv" \
+        python3 "$HERE/pipe.py" one --pipe "$1" --arch "$2" --tm "$3" --minb "$4" --alloc "$a" --reps 1 \
+        > /tmp/ncu_ilp.out 2>&1 || echo "ncu rc=$?"
+    tail -2 "$OUT/ncu_ilp$n.csv"
+  done
 elif [ "$MODE" = cat ]; then
   # re-sweep of the MGN pipelines after a change to the gather/concat stage (no baselines)
   echo "== sweep, MGN only (t=$(el)s)"

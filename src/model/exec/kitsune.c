@@ -572,6 +572,158 @@ int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, c
 static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_work *works,
                    const cost_ctx *c, const ks_opts *o, arena *a, kt_result *r, kt_err *e);
 
+/* The graph op named name[0..len), or -1. */
+static int op_named(const wl_graph *g, const char *name, size_t len)
+{
+    for (int i = 0; i < g->nop; i++)
+        if (strlen(g->op[i].name) == len && !strncmp(g->op[i].name, name, len))
+            return i;
+    return -1;
+}
+
+/* Resolve an imposed pipeline's names: its ops first..last and, with f->stages, every op's stage
+ * (stage_of, per graph op, -1 outside a stage) and the stage count. */
+static int force_resolve(const wl_graph *g, const op_work *w, const ks_force_spec *f, arena *a,
+                         int *first, int *last, int **stage_of, int *nstages, kt_err *e)
+{
+    *stage_of = NULL;
+    *nstages = 0;
+    if (f->ops && f->stages)
+        return err_set(e, KT_EINPUT, NULL, "--ops", "give --ops or --stages, not both");
+    if (!f->ops && !f->stages)
+        return err_set(e, KT_EINPUT, NULL, "--alloc",
+                       "needs the pipeline: --ops FIRST..LAST or --stages A+B,C,...");
+    if (f->ops) {
+        const char *dots = strstr(f->ops, "..");
+        if (!dots)
+            return err_set(e, KT_EINPUT, NULL, "--ops", "expected FIRST..LAST, got \"%s\"", f->ops);
+        *first = op_named(g, f->ops, (size_t)(dots - f->ops));
+        *last = op_named(g, dots + 2, strlen(dots + 2));
+        if (*first < 0 || *last < 0)
+            return err_set(e, KT_EINPUT, NULL, "--ops", "no op named \"%.*s\" in %s",
+                           *first < 0 ? (int)(dots - f->ops) : (int)strlen(dots + 2),
+                           *first < 0 ? f->ops : dots + 2, g->name);
+        if (*first > *last)
+            return err_set(e, KT_EINPUT, NULL, "--ops", "\"%s\" comes after \"%s\" in %s",
+                           g->op[*first].name, g->op[*last].name, g->name);
+        return 0;
+    }
+    int *so = arena_calloc(a, (size_t)g->nop + 1, sizeof(int));
+    if (!so)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    for (int i = 0; i < g->nop; i++)
+        so[i] = -1;
+    *first = g->nop;
+    *last = -1;
+    int s = 0;
+    for (const char *p = f->stages;; s++) {
+        const char *end = p + strcspn(p, ",");
+        if (end == p)
+            return err_set(e, KT_EINPUT, NULL, "--stages", "stage %d is empty", s);
+        for (const char *q = p; q < end;) {
+            const char *qe = q + strcspn(q, "+,");
+            if (qe > end)
+                qe = end;
+            int i = op_named(g, q, (size_t)(qe - q));
+            if (i < 0)
+                return err_set(e, KT_EINPUT, NULL, "--stages", "no op named \"%.*s\" in %s",
+                               (int)(qe - q), q, g->name);
+            if (so[i] >= 0)
+                return err_set(e, KT_EINPUT, NULL, "--stages", "op \"%s\" is in stages %d and %d",
+                               g->op[i].name, so[i], s);
+            so[i] = s;
+            *first = i < *first ? i : *first;
+            *last = i > *last ? i : *last;
+            q = *qe == '+' ? qe + 1 : qe;
+        }
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    for (int i = *first; i <= *last; i++)
+        if (so[i] < 0 && w[i].kind != OPK_FREE)
+            return err_set(e, KT_EINPUT, NULL, "--stages",
+                           "op \"%s\" (between \"%s\" and \"%s\") is in no stage", g->op[i].name,
+                           g->op[*first].name, g->op[*last].name);
+    for (int k = 0; k <= s; k++) {
+        int any = 0;
+        for (int i = *first; i <= *last; i++)
+            any |= so[i] == k && w[i].kind != OPK_FREE;
+        if (!any)
+            return err_set(e, KT_EINPUT, NULL, "--stages", "stage %d holds only views", k);
+    }
+    *stage_of = so;
+    *nstages = s + 1;
+    return 0;
+}
+
+/* ks_run with an imposed pipeline (o->force): that pipeline, the rest as vf or bsp. */
+static int run_forced(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_work *works,
+                      const cost_ctx *c, const ks_opts *o, arena *a, kt_result *r, kt_err *e)
+{
+    const ks_force_spec *f = o->force;
+    if (f->ctas_per_sm > 1 && !hw_has_stage_body(hw))
+        return err_set(e, KT_EINPUT, NULL, "--ctas-per-sm",
+                       "needs a hw with a stage_body (a runtime's kernel; %s has none)", hw->name);
+    hw_gpu *hc = arena_calloc(a, 1, sizeof *hc);
+    if (!hc)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    *hc = *hw;
+    if (f->ctas_per_sm > 0)
+        hc->body_ctas_per_sm = f->ctas_per_sm;
+    int first = 0, last = 0, *stage_of, nst;
+    if (force_resolve(g, works, f, a, &first, &last, &stage_of, &nst, e) ||
+        ctx_init(x, hc, g, works, c, o, a, e) || bsp_pass(x, e))
+        return -1;
+    x->env.force_stage_of = stage_of;
+    ks_pipeline *pp = arena_calloc(a, 1, sizeof *pp);
+    ks_plan *pl = arena_calloc(a, 2, sizeof *pl);
+    if (!pp || !pl)
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    if (f->ctas) {
+        if (!stage_of) { /* the model's stages: how many there are */
+            arena_pos mark = arena_mark(a);
+            if (pipe_build(&x->env, first, last, 0, NULL, f->tile_rows, a, pp))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            nst = pp->nstages;
+            arena_release(a, mark);
+        }
+        if (f->nctas != nst)
+            return err_set(e, KT_EINPUT, NULL, "--alloc",
+                           "gives %d CTA counts; the pipeline %s..%s has %d stages", f->nctas,
+                           g->op[first].name, g->op[last].name, nst);
+    }
+    if (pipe_build(&x->env, first, last, 1, f->ctas, f->tile_rows, a, pp))
+        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    if (pp->nstages < 1)
+        return err_set(e, KT_EINPUT, NULL, f->ops ? "--ops" : "--stages",
+                       "%s..%s has no op that is not a view", g->op[first].name, g->op[last].name);
+    if (f->ctas) { /* the SM pools the allocation draws on */
+        int kps = hw_has_stage_body(hc) ? hc->body_ctas_per_sm : 1;
+        int pool[2] = {0, 0}, shared = x->env.scheduler_shared || hw_has_stage_body(hc);
+        for (int s = 0; s < pp->nstages; s++)
+            pool[shared ? 0 : pp->stages[s].tensor] += pp->stages[s].ctas;
+        for (int k = 0; k < 2; k++)
+            if (pool[k] > kps * hc->sm_count)
+                return err_set(e, KT_EINPUT, NULL, "--alloc",
+                               "%d %sCTAs; %s holds %d (%d SMs x %d)", pool[k],
+                               shared ? "" : k ? "Tensor-core " : "SIMT ", hc->name,
+                               kps * hc->sm_count, hc->sm_count, kps);
+    }
+    kt_result none;
+    if (assemble(x, NULL, 0, o->rest_bsp, a, &none, &pl[1], e) ||
+        assemble(x, pp, 1, o->rest_bsp, a, r, &pl[0], e))
+        return -1;
+    pl[0].select = "imposed";
+    pl[0].chosen = "imposed";
+    pl[0].search_time_s = r->time_s;
+    pl[0].patterns_time_s = r->time_s;
+    pl[0].none_time_s = none.time_s;
+    pl[0].rest_bsp_time_s = r->time_s;
+    r->extra = &pl[0];
+    return 0;
+}
+
 int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            const ks_opts *o, arena *a, kt_result *r, kt_err *e)
 {
@@ -587,6 +739,8 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
                    const cost_ctx *c, const ks_opts *o, arena *a, kt_result *r, kt_err *e)
 {
     ks_ctx *x = xp;
+    if (o->force)
+        return run_forced(x, hw, g, works, c, o, a, r, e);
     if (ctx_init(x, hw, g, works, c, o, a, e) || bsp_pass(x, e))
         return -1;
     sel_seg *pat = arena_calloc(a, (size_t)g->nop + 1, sizeof *pat);

@@ -13,6 +13,18 @@
 /** Subgraph selection: the model-driven search (default) or the paper's pattern rules. */
 enum { KS_SELECT_SEARCH, KS_SELECT_PATTERNS };
 
+/** An imposed pipeline (map --ops/--stages/--alloc/--tile/--ctas-per-sm): instead of the
+ *  selection, ops first..last run as this one pipeline, the rest as usual. Names are op names of
+ *  the run's graph (the training graph in training). */
+typedef struct ks_force_spec {
+    const char *ops;       /* "FIRST..LAST": the model's own stages for these ops (or NULL) */
+    const char *stages;    /* "a+b,c,d+e": the stages, each a '+'-list of ops (or NULL) */
+    const int *ctas;       /* CTAs per stage (nctas of them), or NULL: the mapper's allocation */
+    int nctas;
+    int64_t tile_rows;     /* rows per tile, 0: the model's choice */
+    int ctas_per_sm;       /* CTAs per SM of a stage_body runtime's kernel, 0: the hw's */
+} ks_force_spec;
+
 /** Options of a kitsune run. */
 typedef struct ks_opts {
     int select;            /* KS_SELECT_* */
@@ -22,6 +34,7 @@ typedef struct ks_opts {
     int vf_backward;       /* the vf rest fuses backward chains too (VF_RULES) */
     double ilp_time_limit_s;
     int why;               /* also explain every candidate subgraph (ks_plan.cands) */
+    const ks_force_spec *force; /* NULL, or one imposed pipeline instead of the selection */
 } ks_opts;
 
 /** A candidate subgraph of the selection and what became of it (map --why). */

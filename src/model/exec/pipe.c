@@ -69,8 +69,8 @@ const char *ks_split_name(ks_split s)
 
 const char *ks_limit_name(ks_limit l)
 {
-    static const char *const N[] = {"compute", "l2 port", "queue sync"};
-    return l <= KS_LIMIT_QUEUE ? N[l] : "?";
+    static const char *const N[] = {"compute", "l2 port", "queue sync", "stage body"};
+    return l <= KS_LIMIT_BODY ? N[l] : "?";
 }
 
 static int64_t cdiv64(int64_t a, int64_t b)
@@ -86,6 +86,8 @@ static int64_t rows_of(const wl_tensor *t)
 
 static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
+    if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
+        ctas = x->hw->sm_count;
     pipe_rate *r = &x->rate[(size_t)(op - x->rate_first_op) * (size_t)x->hw->sm_count + (size_t)(ctas - 1)];
     if (!r->done) {
         cost_result cr;
@@ -165,6 +167,8 @@ static int64_t stream_rows(const pipe_env *x, int first, int last)
         if (x->w[i].kind == OPK_FREE)
             continue;
         const wl_op *o = &g->op[i];
+        if (x->w[i].kind == OPK_GATHER) /* a gather streams its index: rows of its output */
+            return rows_of(&g->t[o->out[0]]);
         for (int j = 0; j < o->nin; j++) {
             const wl_tensor *t = &g->t[x->root[o->in[j]]];
             if (t->kind != TK_WEIGHT && rows_of(t) >= PIPE_TILE_ROWS_MIN)
@@ -195,6 +199,10 @@ typedef struct stage_io {
     int out_transfers;    /* ring transfers sent per tile (one per consumer of each output) */
     int64_t out_cols;     /* GEMM: output columns (N) */
     double smem_stage;    /* operand staging of the op's kernel (cost_tile) */
+    double gather_bytes;  /* rows gathered through a streamed index (a gather's output), whole */
+    double gather_dram;   /* of the gathered tables: bytes missing L2 (read once when they fit) */
+    double gather_table_bytes; /* the gathered tables' sizes */
+    double flops_tensor, flops_simt; /* the members' math, whole stream */
 } stage_io;
 
 typedef struct design {
@@ -203,6 +211,12 @@ typedef struct design {
     double ext_write;     /* DRAM bytes of row-aligned outputs leaving the pipeline */
     double reduce_write;  /* DRAM bytes of reduction outputs leaving the pipeline */
     double queue_tile_bytes_total; /* sum over queues of tensor bytes (one tile: / N) */
+    double gather_bytes, gather_dram, gather_tables; /* all stages' gathers (stage_io) */
+    /* streamed external inputs read by a later stage again: (first stage, later stage, bytes);
+     * the later read hits L2 only when what passes through L2 between the two reads fits */
+    int nreread;
+    int *rr_first, *rr_stage;
+    double *rr_bytes;
 } design;
 
 /* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). */
@@ -216,13 +230,54 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         nin_total += g->op[i].nin;
     int *stage_of = arena_calloc(a, (size_t)n, sizeof(int));
     int *seen = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
+    int *seen_stage = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
+    d->rr_first = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
+    d->rr_stage = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
+    d->rr_bytes = arena_calloc(a, (size_t)nin_total + 1, sizeof(double));
+    if (!seen_stage || !d->rr_first || !d->rr_stage || !d->rr_bytes)
+        return -1;
     p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_calloc(a, (size_t)nin_total + 1, sizeof *p->queues);
     d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
     if (!stage_of || !seen || !p->stages || !p->queues || !d->io)
         return -1;
     p->stream_rows = stream_rows(x, p->first_op, p->last_op);
-    for (int i = p->first_op; i <= p->last_op; i++) {
+    if (x->force_stage_of) { /* an imposed design: its members; the stage's op is its first
+                                tensor-core op (the GEMM it is built around), else its first */
+        for (int i = p->first_op; i <= p->last_op; i++) {
+            int s = x->force_stage_of[i];
+            stage_of[i - p->first_op] = -1;
+            if (w[i].kind == OPK_FREE)
+                continue;
+            if (s < 0)
+                return -1; /* the caller puts every op that is not a view in a stage */
+            stage_of[i - p->first_op] = s;
+            p->flops += w[i].flops_tensor + w[i].flops_simt;
+            if (s >= n)
+                return -1;
+            if (s >= p->nstages)
+                p->nstages = s + 1;
+            ks_stage *st = &p->stages[s];
+            if (!st->members) {
+                st->members = arena_calloc(a, (size_t)n, sizeof(int));
+                if (!st->members)
+                    return -1;
+                st->op = i;
+            }
+            st->members[st->nmembers++] = i;
+            if (w[i].flops_tensor > 0 && w[st->op].flops_tensor <= 0)
+                st->op = i;
+        }
+        for (int s = 0; s < p->nstages; s++) {
+            ks_stage *st = &p->stages[s];
+            if (!st->members)
+                return -1; /* a stage without ops: the caller numbers stages 0..S-1 */
+            st->tensor = (w[st->op].flops_tensor > 0 &&
+                          roof_tensor_rate(hw, w[st->op].cdt, x->c.clock_MHz) > 0) ||
+                         w[st->op].kind == OPK_ATTN;
+        }
+    }
+    for (int i = p->first_op; i <= p->last_op && !x->force_stage_of; i++) {
         stage_of[i - p->first_op] = -1;
         if (w[i].kind == OPK_FREE)
             continue;
@@ -255,6 +310,8 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         int si = stage_of[i - p->first_op];
         ks_stage *st = &p->stages[si];
         stage_io *io = &d->io[si];
+        io->flops_tensor += (double)x->sw[i].flops_tensor;
+        io->flops_simt += (double)x->sw[i].flops_simt;
         if (i == st->op) {
             io->gemm = w[i].kind == OPK_GEMM;
             io->attn = w[i].kind == OPK_ATTN;
@@ -273,9 +330,29 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 continue;
             if (inside && stage_of[pr - p->first_op] == si)
                 continue; /* epilogue-fused: stays in registers */
+            if (w[i].kind == OPK_GATHER && j == 0) {
+                /* a gather's table: each tile reads only its rows (the op's output bytes), from
+                 * L2 when the table fits there; produced inside, consumers wait (a barrier) */
+                io->gather_bytes += (double)w[i].out_bytes;
+                if (inside) {
+                    p->barriers++;
+                } else {
+                    int dup = 0;
+                    for (int m = 0; m < nseen; m++)
+                        dup |= seen[m] == rt;
+                    if (!dup) {
+                        seen_stage[nseen] = -1;
+                        seen[nseen++] = rt;
+                        io->gather_dram += (double)op_input_miss(x, i, j);
+                        io->gather_table_bytes += (double)t->bytes;
+                    }
+                }
+                continue;
+            }
             /* non-causal attention needs every key of its sequence before any query tile
              * finishes; causal attention only the keys up to the tile, streamed before it */
-            int aligned = row_aligned(x, rt, M) &&
+            int aligned = (row_aligned(x, rt, M) ||
+                           (w[i].kind == OPK_GATHER && j == 1 && t->elems % M == 0)) &&
                           !(w[i].kind == OPK_ATTN && j > 0 && !wl_attr_int(o, "causal", 0));
             if (!aligned) {
                 io->bcast_bytes += b;
@@ -286,6 +363,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                     for (int m = 0; m < nseen; m++)
                         dup |= seen[m] == rt;
                     if (!dup) {
+                        seen_stage[nseen] = -1;
                         seen[nseen++] = rt;
                         io->bcast_dram += (double)op_input_miss(x, i, j);
                         if (t->kind == TK_WEIGHT)
@@ -316,12 +394,24 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->in_transfers++;
                 d->io[sp].out_transfers++;
             } else {
-                int dup = 0;
+                int dup = -1;
                 for (int m = 0; m < nseen; m++)
-                    dup |= seen[m] == rt;
-                if (!dup) {
+                    if (seen[m] == rt)
+                        dup = m;
+                if (dup < 0) {
+                    seen_stage[nseen] = si;
                     seen[nseen++] = rt;
                     d->ext_read += (double)op_input_miss(x, i, j);
+                } else if (seen_stage[dup] >= 0 && seen_stage[dup] != si) {
+                    int known = 0;
+                    for (int r = 0; r < d->nreread; r++)
+                        known |= d->rr_first[r] == seen_stage[dup] && d->rr_stage[r] == si &&
+                                 d->rr_bytes[r] == (double)op_input_miss(x, i, j);
+                    if (!known) {
+                        d->rr_first[d->nreread] = seen_stage[dup];
+                        d->rr_stage[d->nreread] = si;
+                        d->rr_bytes[d->nreread++] = (double)op_input_miss(x, i, j);
+                    }
                 }
             }
         }
@@ -349,6 +439,11 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 d->ext_write += b;
         }
     }
+    for (int s = 0; s < p->nstages; s++) {
+        d->gather_bytes += d->io[s].gather_bytes;
+        d->gather_dram += d->io[s].gather_dram;
+        d->gather_tables += d->io[s].gather_table_bytes;
+    }
     return 0;
 }
 
@@ -356,7 +451,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 typedef struct stage_eval {
     int groups;
     ks_split split;
-    double period_s, compute_s, port_s, queue_s, fill_s;
+    double period_s, compute_s, port_s, queue_s, body_s, fill_s;
+    double body_cta_s;           /* one CTA's time for one tile (its share), stage_body */
+    double b_xfers, b_load, b_gather, b_store, b_ft, b_fs; /* stage-body work per tile */
     ks_limit limit;
     double l2_tile, dram_tile;   /* per tile */
     double l2_once, dram_once;   /* before the stream: resident slices, finished reductions */
@@ -389,7 +486,11 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
     for (int m = 0; m < st->nmembers; m++)
         comp += rate_at(x, st->members[m], c)->compute_s;
     comp /= N;
-    double room = hw_smem_bytes(hw) - io->smem_stage;
+    /* a stage_body runtime's kernel holds ctas_per_sm CTAs per SM: each gets its share */
+    int body = hw_has_stage_body(hw);
+    double kps = body ? (double)x->body_ctas_per_sm : 1.0;
+    double staging = body ? hw->body_staging_bytes_per_row * (double)tm : io->smem_stage;
+    double room = hw_smem_bytes(hw) / kps - staging;
     double acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
     double tsync = q_sync_s(hw);
     double out_tile = io->out_bytes / N;
@@ -417,6 +518,8 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
             ok = 0;
         if (io->reduce && g != c)
             ok = 0; /* reductions split their output, one CTA per slice */
+        if (body && g != c)
+            ok = 0; /* a stage_body runtime's CTAs take whole tiles (row split) */
         if (ok) {
             stage_eval t;
             memset(&t, 0, sizeof t);
@@ -435,6 +538,7 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
             if (io->attn) /* flash attention re-reads K and V per query tile (cost.c's count) */
                 t.l2_tile += fmax(0.0, rate_at(x, st->op, c)->l2_bytes / N - t.l2_tile);
             double slice = io->bcast_bytes / cols;
+            t.l2_tile += io->gather_bytes / N; /* gathered rows (their DRAM side: finish) */
             if (io->bcast_bytes > 0) {
                 t.resident = !io->attn && slice <= room;
                 if (t.resident) {
@@ -459,14 +563,44 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
                 t.l2_once += io->reduce_bytes;
             }
             t.compute_s = comp;
-            t.port_s = t.l2_tile / ((double)c * port_Bps(hw, clk));
+            double ports = (double)(c < hw->sm_count ? c : hw->sm_count);
+            t.port_s = t.l2_tile / (ports * port_Bps(hw, clk));
             /* each CTA of the tile's group: a handshake per received transfer (its column slice
              * reads the whole multicast tile) and per ring it writes */
-            t.queue_s = tsync * (double)cols * (io->in_transfers + io->out_transfers) / c;
-            t.period_s = fmax(comp, fmax(t.port_s, t.queue_s));
-            t.limit = t.period_s == comp ? KS_LIMIT_COMPUTE
-                    : t.period_s == t.port_s ? KS_LIMIT_PORT
-                                             : KS_LIMIT_QUEUE;
+            double xfers = (double)cols * (io->in_transfers + io->out_transfers);
+            t.queue_s = tsync * xfers / c;
+            /* the stage body's work per tile: loads (the streamed operand once per column
+             * slice, other streamed inputs, broadcast re-reads), gathered rows, stores (spilled
+             * partial sums read and written), math */
+            t.b_xfers = xfers;
+            t.b_load = (mc * io->a_bytes + mo * io->stream_bytes) / N +
+                       (io->bcast_bytes > 0 && !t.resident ? io->bcast_bytes : 0.0);
+            t.b_gather = io->gather_bytes / N;
+            t.b_store = out_tile + (t.spills ? 2 * io->reduce_elems * KS_PARTIAL_BYTES : 0.0);
+            t.b_ft = io->flops_tensor / N;
+            /* a tensor-core stage's SIMT math is its GEMM's epilogue (bias, activation) on the
+             * accumulators in registers: not charged beside the MMA */
+            t.b_fs = io->flops_tensor > 0 ? 0.0 : io->flops_simt / N;
+            if (body) {
+                /* one tile at a time per CTA: its hand-offs, then its share of the loads, gathers,
+                 * stores and math at the runtime's per-SM rates, slower by the CTAs sharing
+                 * its SM; the c CTAs of the stage run side by side */
+                double ld = io->flops_tensor > 0 ? hw->body_operand_GBps : hw->body_load_GBps;
+                double rate = t.b_load / (ld * 1e9) +
+                              t.b_gather / (hw->body_gather_GBps * 1e9) +
+                              t.b_store / (hw->body_store_GBps * 1e9) +
+                              t.b_ft / (hw->body_tensor_GFLOPps * 1e9) +
+                              t.b_fs / (hw->body_simt_GFLOPps * 1e9);
+                double slow = 1.0 + (x->body_sharing - 1.0) * hw->body_coresident_slowdown_frac;
+                double hand = hw->body_handoff_ns * 1e-9;
+                t.body_s = (hand * xfers + rate * slow) / c;
+                t.body_cta_s = t.body_s * (double)g;
+            }
+            t.period_s = fmax(fmax(comp, t.body_s), fmax(t.port_s, t.queue_s));
+            t.limit = t.period_s == t.body_s && body ? KS_LIMIT_BODY
+                    : t.period_s == comp             ? KS_LIMIT_COMPUTE
+                    : t.period_s == t.port_s         ? KS_LIMIT_PORT
+                                                     : KS_LIMIT_QUEUE;
             /* a tile is worked on by one group: its latency is g periods; resident slices load
              * through the CTAs' ports before the first tile */
             t.fill_s = t.period_s * (io->reduce ? 1.0 : (double)g) +
@@ -614,12 +748,15 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         st->cand_groups = grp;
     }
     double inflight = roof_inflight_full(hw);
+    /* a stage_body runtime's one kernel: one pool of ctas_per_sm CTAs on every SM, each with its
+     * share of the SM's shared memory and registers */
+    int kps = hw_has_stage_body(hw) ? x->body_ctas_per_sm : 1;
     ilp_problem ip = {ns,
                       tp->ist,
-                      hw->sm_count,
+                      hw->sm_count * kps,
                       x->scheduler_shared,
-                      hw_smem_bytes(hw),
-                      hw->registers_per_sm_KiB * 1024.0,
+                      hw_smem_bytes(hw) / kps,
+                      hw->registers_per_sm_KiB * 1024.0 / kps,
                       /* each barrier streams the tiles once more: (barriers + 1)(N - 1) periods */
                       1.0 + (double)(p->barriers + 1) * (tp->N - 1.0),
                       roof_l2_Bps(hw, hw->sm_count, inflight, clk),
@@ -675,6 +812,14 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
             st->compute_s = e.compute_s;
             st->port_s = e.port_s;
             st->queue_s = e.queue_s;
+            st->body_s = e.body_s;
+            st->body_cta_tile_s = e.body_cta_s;
+            st->body_handoffs = e.b_xfers;
+            st->body_load_bytes = e.b_load;
+            st->body_gather_bytes = e.b_gather;
+            st->body_store_bytes = e.b_store;
+            st->body_tensor_flops = e.b_ft;
+            st->body_simt_flops = e.b_fs;
             st->fill_s = e.fill_s;
             st->limit = e.limit;
             st->l2_bytes_per_tile = e.l2_tile;
@@ -692,6 +837,41 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
     double spill = q_spill_frac(storage, budget);
     double spill_tile = spill * 2.0 * d->queue_tile_bytes_total / N;
     dram_tile += spill_tile;
+    /* gathered tables: read from DRAM once when they fit the L2 the rings leave, else every
+     * gathered row comes from DRAM */
+    double gather_once = 0, gather_tile = 0;
+    if (d->gather_bytes > 0) {
+        if (d->gather_tables <= hw_l2_bytes(hw) - fmin(storage, budget))
+            gather_once = d->gather_dram;
+        else
+            gather_tile = d->gather_bytes / N;
+    }
+    dram_once += gather_once;
+    dram_tile += gather_tile;
+    /* a streamed input read again by a later stage: between the two reads of a tile, the tiles
+     * in flight in between bring their DRAM bytes into L2, beside the rings, gathered tables and
+     * broadcast operands L2 keeps; when that exceeds the L2, LRU has evicted the tile and the
+     * later stage reads it from DRAM. Tiles in flight (Little's law at the pipeline's period P):
+     * a stage holds g x its period / P tiles; the rings of stages upstream of the slowest stage
+     * are full (depth x producer groups), those downstream empty */
+    double reread_tile = 0;
+    int slowest = bott;
+    for (int r = 0; r < d->nreread && period > 0; r++) {
+        double tiles = 0, held = storage + (gather_once > 0 ? d->gather_tables : 0);
+        for (int s = d->rr_first[r]; s < d->rr_stage[r]; s++) {
+            stage_eval e;
+            stage_at(x, p, d, s, tp->ist[s].cand_ctas[choice[s]], tp->tm, &e);
+            tiles += e.groups * e.period_s / period;
+            if (!e.resident && e.in_l2)
+                held += d->io[s].bcast_bytes;
+            for (int q = 0; q < p->nqueues && s < slowest; q++)
+                if (p->queues[q].producer_stage == s)
+                    tiles += (double)p->queues[q].depth * e.groups;
+        }
+        if (tiles * dram_tile + held > hw_l2_bytes(hw))
+            reread_tile += d->rr_bytes[r] / N;
+    }
+    dram_tile += reread_tile;
     const char *bname = bott >= 0 ? x->g->op[p->stages[bott].op].name : "none";
     if (l2_tile / l2_Bps > period) {
         period = l2_tile / l2_Bps;
@@ -731,7 +911,8 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         for (int s = 0; s < p->nstages; s++)
             weights_rd += p->stages[s].dram_bytes_per_tile * N;
         p->weight_reread_bytes = (int64_t)fmax(0.0, weights_rd - (double)p->weight_bytes);
-        p->dram_read_bytes = (int64_t)(d->ext_read + dram_once + weights_rd + spill_tile * N / 2);
+        p->dram_read_bytes = (int64_t)(d->ext_read + dram_once + weights_rd + gather_tile * N +
+                                       reread_tile * N + spill_tile * N / 2);
         p->dram_write_bytes = (int64_t)(d->ext_write + d->reduce_write + spill_tile * N / 2);
         p->queue_storage_bytes = (int64_t)storage;
         p->queue_budget_bytes = (int64_t)budget;
@@ -766,6 +947,14 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
     if (design_stages(x, p, &d, a))
         return -1;
     int ns = p->nstages;
+    /* CTAs sharing an SM: an imposed allocation's, else a full kernel's (stage_body) */
+    x->body_sharing = x->body_ctas_per_sm > 1 ? (double)x->body_ctas_per_sm : 1.0;
+    if (force && x->body_ctas_per_sm > 1) {
+        double total = 0;
+        for (int s = 0; s < ns; s++)
+            total += force[s];
+        x->body_sharing = fmin((double)x->body_ctas_per_sm, fmax(1.0, total / x->hw->sm_count));
+    }
     /* the tile height is picked on the coarser grid; the MILP then maps that height over every
      * CTA count */
     const int *cand = force ? x->cand : x->search_cand;
@@ -892,7 +1081,7 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     int ns = p.nstages;
     int64_t tm = Q_TILE_ROWS;
     double N = (double)cdiv64(p.stream_rows, tm), clk = x->c.clock_MHz;
-    int S = hw->sm_count < PIPE_MAX_CAND ? hw->sm_count : PIPE_MAX_CAND;
+    int S = x->est_cand[1]; /* the pool: #SMs, or ctas_per_sm x #SMs (stage_body) */
     double *wk = arena_calloc(a, (size_t)ns + 1, sizeof(double));
     if (!wk)
         return -1;
@@ -976,7 +1165,14 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->c = *c;
     x->scheduler_shared = scheduler_shared;
     x->ilp_time_limit_s = ilp_time_limit_s;
-    int S = hw->sm_count;
+    /* a stage_body runtime: one kernel of ctas_per_sm CTAs per SM (hw stage_body) */
+    x->body_ctas_per_sm = hw_has_stage_body(hw) ? hw->body_ctas_per_sm : 1;
+    if (x->body_ctas_per_sm < 1)
+        x->body_ctas_per_sm = 1;
+    x->body_sharing = x->body_ctas_per_sm;
+    if (hw_has_stage_body(hw)) /* one kernel: every stage draws from the same CTA slots */
+        x->scheduler_shared = 1;
+    int S = hw->sm_count * x->body_ctas_per_sm;
     if (S > PIPE_MAX_CAND) /* GPUs beyond the table size: every count up to it, then the grid */
         S = PIPE_MAX_CAND;
     x->ncand = 0;

@@ -17,8 +17,9 @@
  *  accumulates its slice of it over all tiles. */
 typedef enum ks_split { KS_SPLIT_ROW, KS_SPLIT_COL, KS_SPLIT_2D, KS_SPLIT_REDUCE } ks_split;
 
-/** Why a stage runs at its rate ("compute", "l2 port", "queue sync"). */
-typedef enum ks_limit { KS_LIMIT_COMPUTE, KS_LIMIT_PORT, KS_LIMIT_QUEUE } ks_limit;
+/** Why a stage runs at its rate ("compute", "l2 port", "queue sync", "stage body": a runtime's
+ *  per-tile hand-offs, loads, math and stores, one tile at a time per CTA, hw stage_body). */
+typedef enum ks_limit { KS_LIMIT_COMPUTE, KS_LIMIT_PORT, KS_LIMIT_QUEUE, KS_LIMIT_BODY } ks_limit;
 
 /** One stage: a kernel with a limited number of persistent CTAs (one per SM it is given). */
 typedef struct ks_stage {
@@ -30,10 +31,17 @@ typedef struct ks_stage {
     int ctas;                /* CTAs = SMs of its pool it occupies */
     int groups;              /* row groups (g); ctas / groups column slices each */
     ks_split split;
-    double period_s;         /* seconds per tile: max(compute, port, queue) */
+    double period_s;         /* seconds per tile: max(compute, port, queue, body) */
     double compute_s;        /* per tile: the members' math on ctas SMs */
     double port_s;           /* per tile: the stage's L2 bytes through ctas SM ports */
     double queue_s;          /* per tile: queue synchronization of its CTAs */
+    double body_s;           /* per tile: the runtime's stage body (hw stage_body; 0 without) */
+    double body_cta_tile_s;  /* one CTA's time for one tile (its share) in the stage body */
+    /* per tile, the stage body's work (with or without a stage_body): queue transfers one CTA
+     * synchronizes, bytes loaded (queue slots, streamed inputs, L2 re-reads), gathered, stored,
+     * and tensor / SIMT FLOPs */
+    double body_handoffs, body_load_bytes, body_gather_bytes, body_store_bytes;
+    double body_tensor_flops, body_simt_flops;
     double fill_s;           /* the first tile through the stage (one group's latency) */
     ks_limit limit;
     double l2_bytes_per_tile, dram_bytes_per_tile;
@@ -87,8 +95,9 @@ typedef struct ks_pipeline {
     int64_t ext_read_bytes, ext_write_bytes, queue_traffic_bytes;
 } ks_pipeline;
 
-/** Candidate CTA counts per stage at most (every count 1..#SMs for GPUs up to this size). */
-enum { PIPE_MAX_CAND = 256 };
+/** Candidate CTA counts per stage at most (every count 1..#SMs for GPUs up to this size; with a
+ *  stage_body, 1..ctas_per_sm x #SMs). */
+enum { PIPE_MAX_CAND = 512 };
 /** Tile heights tried (rows of the streamed dimension per tile). */
 enum { PIPE_TILE_ROWS_MIN = 64, PIPE_TILE_ROWS_MAX = 256 };
 
@@ -123,6 +132,13 @@ typedef struct pipe_env {
     int *max_reader;         /* per storage tensor: last op reading it */
     int *rd_start, *rd_op;   /* per storage tensor: the kernel ops reading it, ascending (CSR) */
     unsigned char *must_write; /* per storage tensor: graph output or saved activation */
+    /* a design imposed by the caller (map --stages): per op (graph index) its stage, -1 for a
+     * free op; NULL: the model's own stages (epilogue fusion) */
+    const int *force_stage_of;
+    /* a stage_body runtime: CTAs per SM of its kernel (one pool of ctas_per_sm x #SMs CTAs for
+     * all stages) and how many share an SM at the allocation evaluated (>= 1) */
+    int body_ctas_per_sm;
+    double body_sharing;
     /* stage evaluations the selection search reuses across segments (per op; NULL: no cache) */
     struct pipe_cache_entry **cache;
     arena cache_arena;       /* owns the cache: pipe_env_release frees it */
@@ -153,7 +169,7 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
                   int *nstages);
 /** "row", "column", "row x column", "reduction". */
 const char *ks_split_name(ks_split s);
-/** "compute", "l2 port", "queue sync". */
+/** "compute", "l2 port", "queue sync", "stage body". */
 const char *ks_limit_name(ks_limit l);
 
 #endif

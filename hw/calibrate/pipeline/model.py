@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""The model against the real pipelines of hw/calibrate/pipeline (standard-library Python).
+
+  python3 hw/calibrate/pipeline/model.py fit [--write]
+      Fit the stage_body rates of hw/h200-ktpipe.json to the measured per-tile stage times and
+      print the fit and its errors (in-sample and held out); --write stores the values and their
+      sources in hw/h200-ktpipe.json.
+  python3 hw/calibrate/pipeline/model.py compare [--check] [--out DIR]
+      Predict every measured run with `kitsune map` (its stages, allocation, tile height and CTAs
+      per SM imposed) and write DIR/model.csv and DIR/model-summary.md (DIR defaults to
+      validation/pipeline); with --check exit 1 when the errors exceed the goals stated in
+      GOALS below.
+  python3 hw/calibrate/pipeline/model.py ilp [--cases FILE]
+      The mapper's own allocation for every (pipeline, stages, tile, CTAs per SM) combination;
+      with --cases, also write them and their neighbourhood (one CTA moved from any stage to any
+      other) as `pipe.py cases` input, one case per line: pipe arch tm ctas_per_sm alloc kind.
+
+Measured data: validation/pipeline/runs.csv (run.sh full / cat; see README.md). Runs with queue
+depth other than 2 and the wmma GEMM path are left out (the model has one queue depth and one
+stage-body profile); run1's rows with a COPY stage used an earlier gather code that run2
+replaced, so they are compared but never fitted.
+
+Stage service time (what the fit sees): a stage's busy fraction x the kernel time / tiles per
+CTA, from the runtime's per-CTA clock64 counters.
+
+Fit split: the stage_body rates are fitted on the TM = 128, one-CTA-per-SM stages (every
+pipeline variant); the co-resident slowdown on the mgn-split TM = 64, two-CTA-per-SM stages.
+Everything else (TM = 64 at one CTA per SM, the mgn TM = 64 two-CTA runs, and every pipeline
+time) is held out.
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+BIN = os.environ.get("KITSUNE", os.path.join(ROOT, "build", "kitsune"))
+HW = "h200-ktpipe"
+WL = os.path.join(ROOT, "validation", "pipeline", "workloads")
+
+# the runtime's stage names -> the workload's ops
+MGN = {"cat": "gather_src+gather_dst+edge_cat", "fc1": "edge_fc1+edge_relu1",
+       "fc2": "edge_fc2+edge_relu2", "fc3": "edge_fc3", "ln_res": "edge_ln+edge_res",
+       "ln": "edge_ln", "res": "edge_res",
+       "fc1_gather": "gather_src+gather_dst+edge_cat+edge_fc1+edge_relu1"}
+NERF = {"fc%d" % k: ("skip_cat+" if k == 6 else "") + "fc%d+relu%d" % (k, k)
+        for k in range(1, 9)}
+WORKLOAD = {"mgn": "mgn-edge", "mgn-split": "mgn-edge", "mgn-fused": "mgn-edge",
+            "mgn-mc": "mgn-edge-mc", "nerf": "nerf-trunk"}
+# combinations run2 re-measured with the current gather (COPY) stage: run1's rows are older code
+RERUN = {("mgn", 128, 1), ("mgn", 64, 2), ("mgn-split", 64, 2)}
+# issue 14's goals: pipeline time within 15% of measured (here: the 90th percentile of |error|
+# over every run with the current code), Spearman rank correlation >= 0.8 within each allocation
+# sweep (groups of >= 10 runs). --check guards the current levels: the p90 goal is met; one
+# group (mgn-fused, 22 runs) is at 0.78, so the Spearman guard is 0.75 until the model meets 0.8
+GOALS = {"p90_abs_err": 0.15, "spearman_min": 0.8}
+GUARDS = {"p90_abs_err": 0.15, "spearman_min": 0.75}
+# the stage_body rates, in the order of the fit's columns
+RATES = ["load_GBps", "operand_GBps", "gather_GBps", "store_GBps", "tensor_GFLOPps",
+         "simt_GFLOPps"]
+
+
+def stages_arg(arch, names):
+    table = NERF if arch == "nerf" else MGN
+    return ",".join(table[n] for n in names)
+
+
+def runs():
+    out = []
+    with open(os.path.join(ROOT, "validation", "pipeline", "runs.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            if r["status"] != "ok" or r["gemm"] != "mma" or r["depth"] != "2":
+                continue
+            r["tm"] = int(r["tile_rows"])
+            r["cps"] = int(r["ctas_per_sm"])
+            r["alloc"] = [int(x) for x in r["allocation"].split("-")]
+            r["names"] = r["stages"].split("-")
+            r["old_copy"] = (r["run"] == "run1-full" and (r["arch"], r["tm"], r["cps"]) in RERUN)
+            r["copy_stage"] = r["arch"] != "nerf" and r["arch"] != "mgn-fused"
+            out.append(r)
+    return out
+
+
+def kitsune_map(arch, names, tm, cps, alloc=None, hw=HW):
+    cmd = [BIN, "map", "--hw", hw, "--workload", os.path.join(WL, WORKLOAD[arch] + ".json"),
+           "--stages", stages_arg(arch, names), "--tile", str(tm), "--ctas-per-sm", str(cps),
+           "--format", "json"]
+    if alloc:
+        cmd += ["--alloc", "-".join(str(a) for a in alloc)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit("model.py: %s failed: %s" % (" ".join(cmd), p.stderr.strip()))
+    return json.loads(p.stdout)["pipelines"][0]
+
+
+def lstsq(X, y):
+    """Least squares by the normal equations (small, well-scaled problems)."""
+    n = len(X[0])
+    A = [[sum(r[i] * r[j] for r in X) for j in range(n)] for i in range(n)]
+    b = [sum(r[i] * t for r, t in zip(X, y)) for i in range(n)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(A[k][i]))
+        A[i], A[p], b[i], b[p] = A[p], A[i], b[p], b[i]
+        for k in range(n):
+            if k != i:
+                f = A[k][i] / A[i][i]
+                A[k] = [u - f * v for u, v in zip(A[k], A[i])]
+                b[k] -= f * b[i]
+    return [b[i] / A[i][i] for i in range(n)]
+
+
+def spearman(a, b):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2.0
+            i = j + 1
+        return r
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
+    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
+    return cov / (va * vb) if va > 0 and vb > 0 else float("nan")
+
+
+def quantile(v, q):
+    v = sorted(v)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    lo = int(math.floor(k))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def stage_points(rs):
+    """Per (run row, stage): measured service time per tile and the model's body work."""
+    feats = {}
+    pts = []
+    for r in rs:
+        key = (r["arch"], tuple(r["names"]), r["tm"], r["cps"])
+        if key not in feats:
+            p = kitsune_map(r["arch"], r["names"], r["tm"], r["cps"], r["alloc"])
+            feats[key] = [s["body_work_per_tile"] for s in p["stages"]]
+        T = float(r["time_s"])
+        busy = [float(x) for x in r["busy"].split("-")]
+        total = sum(r["alloc"])
+        share = min(r["cps"], max(1.0, total / 132.0))
+        for i, (n, a, b) in enumerate(zip(r["names"], r["alloc"], busy)):
+            if b <= 0:  # no busy time recorded (a CTA's counters did not report): no point
+                continue
+            f = feats[key][i]
+            pts.append({"arch": r["arch"], "stage": n, "tm": r["tm"], "cps": r["cps"],
+                        "run": r["run"], "old_copy": r["old_copy"] and n == "cat",
+                        "t": b * T / (float(r["tiles"]) / a), "share": share, "f": f})
+    return pts
+
+
+def fit(write):
+    rs = runs()
+    pts = stage_points(rs)
+    hw = json.load(open(os.path.join(ROOT, "hw", HW + ".json")))
+    hand = hw["stage_body"]["handoff_ns"] * 1e-9
+
+    def x(p):  # loads are a SIMT stage's or a tensor-core stage's (its GEMM operands)
+        f = p["f"]
+        ten = f["tensor_flops"] > 0
+        return [0 if ten else f["load_bytes"], f["load_bytes"] if ten else 0, f["gather_bytes"],
+                f["store_bytes"], f["tensor_flops"], f["simt_flops"]]
+    train = [p for p in pts if p["tm"] == 128 and p["cps"] == 1 and not p["old_copy"]]
+    inv = lstsq([x(p) for p in train], [p["t"] - hand * p["f"]["handoffs"] for p in train])
+    rates = [1.0 / v for v in inv]  # bytes/s and FLOP/s
+    if min(rates) <= 0:
+        sys.exit("model.py: the fit gave a rate <= 0: %s" % rates)
+
+    def pred(p, sigma):
+        rate = sum(a * b for a, b in zip(x(p), inv))
+        return hand * p["f"]["handoffs"] + rate * (1 + (p["share"] - 1) * sigma)
+    two = [p for p in pts if p["cps"] == 2 and p["arch"] == "mgn-split" and not p["old_copy"]]
+    num = sum((p["t"] - pred(p, 0)) * (pred(p, 1) - pred(p, 0)) for p in two)
+    den = sum((pred(p, 1) - pred(p, 0)) ** 2 for p in two)
+    sigma = num / den
+
+    def summary(label, sel):
+        e = [pred(p, sigma) / p["t"] - 1 for p in sel]
+        a = [abs(v) for v in e]
+        return "%-46s %5d stage-runs  median |err| %5.1f%%  p90 %5.1f%%  max %5.1f%%" % (
+            label, len(sel), 100 * quantile(a, 0.5), 100 * quantile(a, 0.9), 100 * max(a))
+    print("stage_body fit (per SM, one tile at a time per CTA; hand-off %.0f ns measured):" %
+          (hand * 1e9))
+    for n, v in zip(RATES, rates):
+        print("  %-15s %10.1f" % (n, v / 1e9))
+    print("  %-15s %10.3f" % ("coresident_slowdown_frac", sigma))
+    groups = [("in-sample: TM 128, 1 CTA/SM (rates)", train),
+              ("in-sample: mgn-split TM 64, 2 CTAs/SM (slowdown)", two),
+              ("held out: TM 64, 1 CTA/SM", [p for p in pts if p["tm"] == 64 and p["cps"] == 1
+                                             and not p["old_copy"]]),
+              ("held out: mgn TM 64, 2 CTAs/SM", [p for p in pts if p["cps"] == 2 and
+                                                  p["arch"] == "mgn" and not p["old_copy"]]),
+              ("not fitted: run1's older gather stage", [p for p in pts if p["old_copy"]])]
+    lines = [summary(l, s) for l, s in groups if s]
+    for l in lines:
+        print(l)
+    per = {}
+    for p in pts:
+        if not p["old_copy"]:
+            per.setdefault((p["arch"], p["tm"], p["cps"], p["stage"]), []).append(p)
+    print("\nper stage (medians): measured us, predicted us")
+    for k in sorted(per):
+        ps = per[k]
+        m = quantile([p["t"] for p in ps], 0.5) * 1e6
+        q = quantile([pred(p, sigma) for p in ps], 0.5) * 1e6
+        print("  %-10s TM %3d x%d %-10s %7.2f %7.2f %+5.0f%%" % (k[0], k[1], k[2], k[3], m, q,
+                                                                100 * (q / m - 1)))
+    if write:
+        sb = hw["stage_body"]
+        src = hw.setdefault("sources", {})
+        fitted = ("M (fitted): hw/calibrate/pipeline/model.py fit, least squares of the measured "
+                  "per-tile stage times (validation/pipeline/runs.csv, H200 2026-12-02, "
+                  "per-CTA clock64 busy time) on the TM 128 one-CTA-per-SM stages of every "
+                  "pipeline variant (in-sample); held out: TM 64 and two CTAs per SM. ")
+        for n, v in zip(RATES, rates):
+            sb[n] = round(v / 1e9, 2)
+            src["stage_body." + n] = fitted + lines[0].split("  ", 1)[1].strip()
+        sb["coresident_slowdown_frac"] = round(sigma, 3)
+        src["stage_body.coresident_slowdown_frac"] = (
+            "M (fitted): hw/calibrate/pipeline/model.py fit, one-parameter least squares on the "
+            "mgn-split TM 64 two-CTA-per-SM stage times (in-sample), the rates fixed; held out: "
+            "the mgn TM 64 two-CTA runs")
+        with open(os.path.join(ROOT, "hw", HW + ".json"), "w") as f:
+            json.dump(hw, f, indent=2)
+            f.write("\n")
+        print("\nwrote hw/%s.json" % HW)
+
+
+def compare(check, dest):
+    rs = runs()
+    rows = []
+    for r in rs:
+        p = kitsune_map(r["arch"], r["names"], r["tm"], r["cps"], r["alloc"])
+        rows.append({"run": r["run"], "pipeline": r["pipeline"], "arch": r["arch"],
+                     "tile_rows": r["tm"], "ctas_per_sm": r["cps"],
+                     "allocation": r["allocation"], "kind": r["kind"],
+                     "measured_s": float(r["time_s"]), "predicted_s": p["time_s"],
+                     "bottleneck": p["bottleneck"],
+                     "old_copy": int(r["old_copy"]),
+                     "held_out": int(not (r["tm"] == 128 and r["cps"] == 1)
+                                     and not (r["arch"] == "mgn-split" and r["cps"] == 2)),
+                     "measured_dram_read_bytes": r["dram_read_bytes"],
+                     "measured_dram_write_bytes": r["dram_write_bytes"],
+                     "predicted_dram_read_bytes": p["dram_read_bytes"],
+                     "predicted_dram_write_bytes": p["dram_write_bytes"]})
+    for row in rows:
+        row["rel_err"] = row["predicted_s"] / row["measured_s"] - 1
+    os.makedirs(dest, exist_ok=True)
+    cols = ["run", "pipeline", "arch", "tile_rows", "ctas_per_sm", "allocation", "kind",
+            "measured_s", "predicted_s", "rel_err", "bottleneck", "held_out", "old_copy",
+            "measured_dram_read_bytes", "predicted_dram_read_bytes",
+            "measured_dram_write_bytes", "predicted_dram_write_bytes"]
+    tmp = os.path.join(dest, "model.csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(cols)
+        for row in rows:
+            w.writerow([("%.6g" % row[c]) if isinstance(row[c], float) else row[c]
+                        for c in cols])
+    os.replace(tmp, os.path.join(dest, "model.csv"))
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["run"], row["arch"], row["tile_rows"], row["ctas_per_sm"]),
+                          []).append(row)
+    out = ["| run | stages | TM | CTAs/SM | runs | fit | median abs err | p90 abs err | "
+           "max abs err | Spearman | best measured us (alloc) | predicted there us | "
+           "model's best of these (measured us) |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---|"]
+    fails, misses = [], []
+    allerr = []
+    for k in sorted(groups):
+        g = groups[k]
+        a = [abs(r["rel_err"]) for r in g]
+        rho = spearman([r["measured_s"] for r in g], [r["predicted_s"] for r in g])
+        best = min(g, key=lambda r: r["measured_s"])
+        pbest = min(g, key=lambda r: r["predicted_s"])
+        fit_kind = ("held out" if g[0]["held_out"] else "in-sample rates") + (
+            ", older gather" if g[0]["old_copy"] else "")
+        out.append("| %s | %s | %d | %d | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.2f | %.0f (%s) | "
+                   "%.0f | %s (%.0f, %+.1f%%) |" % (
+                       k[0], k[1], k[2], k[3], len(g), fit_kind, 100 * quantile(a, 0.5),
+                       100 * quantile(a, 0.9), 100 * max(a), rho, best["measured_s"] * 1e6,
+                       best["allocation"], best["predicted_s"] * 1e6, pbest["allocation"],
+                       pbest["measured_s"] * 1e6,
+                       100 * (pbest["measured_s"] / best["measured_s"] - 1)))
+        if not g[0]["old_copy"]:
+            allerr += a
+            if len(g) >= 10 and rho < GOALS["spearman_min"]:
+                misses.append("%s %s TM %d x%d: Spearman %.2f < %.2f" % (
+                    k[0], k[1], k[2], k[3], rho, GOALS["spearman_min"]))
+            if len(g) >= 10 and rho < GUARDS["spearman_min"]:
+                fails.append("%s %s TM %d x%d: Spearman %.2f < %.2f" % (
+                    k[0], k[1], k[2], k[3], rho, GUARDS["spearman_min"]))
+    p90 = quantile(allerr, 0.9)
+    tail = ["", "All %d runs with the current code: median |err| %.1f%%, p90 %.1f%%, max %.1f%%." %
+            (len(allerr), 100 * quantile(allerr, 0.5), 100 * p90, 100 * max(allerr))]
+    if p90 > GOALS["p90_abs_err"]:
+        misses.append("p90 |err| %.1f%% > %.0f%%" % (100 * p90, 100 * GOALS["p90_abs_err"]))
+    if p90 > GUARDS["p90_abs_err"]:
+        fails.append("p90 |err| %.1f%% > %.0f%%" % (100 * p90, 100 * GUARDS["p90_abs_err"]))
+    tail.append("Goals (p90 |error| <= %.0f%%, Spearman >= %.2f per sweep of >= 10 runs): %s." % (
+        100 * GOALS["p90_abs_err"], GOALS["spearman_min"],
+        "met" if not misses else "missed: " + "; ".join(misses)))
+    with open(os.path.join(dest, "model-summary.md.tmp"), "w") as f:
+        f.write("\n".join(out + tail) + "\n")
+    os.replace(os.path.join(dest, "model-summary.md.tmp"),
+               os.path.join(dest, "model-summary.md"))
+    print("\n".join(out + tail))
+    if check and fails:
+        for m in fails:
+            print("model.py: guard failed: " + m, file=sys.stderr)
+        return 1
+    return 0
+
+
+def ilp(cases_path):
+    seen = set()
+    cases = []
+    for r in runs():
+        key = (r["arch"], tuple(r["names"]), r["tm"], r["cps"])
+        if key in seen or r["old_copy"]:
+            continue
+        seen.add(key)
+        p = kitsune_map(r["arch"], r["names"], r["tm"], r["cps"])
+        a = [s["ctas"] for s in p["stages"]]
+        alloc = "-".join(str(c) for c in a)
+        print("%s %s --tm %d --cps %d --alloc %s   # predicted %.1f us" % (
+            r["pipeline"], r["arch"], r["tm"], r["cps"], alloc, p["time_s"] * 1e6))
+        cases.append((r["pipeline"], r["arch"], r["tm"], r["cps"], alloc, "ilp"))
+        for i in range(len(a)):
+            for j in range(len(a)):
+                if i != j and a[i] > 1:
+                    b = list(a)
+                    b[i] -= 1
+                    b[j] += 1
+                    cases.append((r["pipeline"], r["arch"], r["tm"], r["cps"],
+                                  "-".join(str(c) for c in b), "ilp-neighbour"))
+    if cases_path:
+        with open(cases_path, "w") as f:
+            for c in cases:
+                f.write("%s %s %d %d %s %s\n" % c)
+        print("%d cases -> %s" % (len(cases), cases_path))
+
+
+def main():
+    a = sys.argv[1:]
+    if not a or a[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if a[0] == "fit":
+        fit("--write" in a)
+        return 0
+    if a[0] == "compare":
+        dest = os.path.join(ROOT, "validation", "pipeline")
+        if "--out" in a:
+            dest = a[a.index("--out") + 1]
+        return compare("--check" in a, dest)
+    if a[0] == "ilp":
+        ilp(a[a.index("--cases") + 1] if "--cases" in a else None)
+        return 0
+    sys.exit("model.py: unknown command %s (see --help)" % a[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
