@@ -219,6 +219,18 @@ typedef struct design {
     double *rr_bytes;
 } design;
 
+/* External tensor rt read by a stage: -1 the first time (then recorded with the stage that reads
+ * it streamed, -1 for tables and broadcast operands), else the index of its first record. */
+static int first_sight(int *seen, int *seen_stage, int *nseen, int rt, int stage)
+{
+    for (int m = 0; m < *nseen; m++)
+        if (seen[m] == rt)
+            return m;
+    seen_stage[*nseen] = stage;
+    seen[(*nseen)++] = rt;
+    return -1;
+}
+
 /* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). */
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
@@ -336,16 +348,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->gather_bytes += (double)w[i].out_bytes;
                 if (inside) {
                     p->barriers++;
-                } else {
-                    int dup = 0;
-                    for (int m = 0; m < nseen; m++)
-                        dup |= seen[m] == rt;
-                    if (!dup) {
-                        seen_stage[nseen] = -1;
-                        seen[nseen++] = rt;
-                        io->gather_dram += (double)op_input_miss(x, i, j);
-                        io->gather_table_bytes += (double)t->bytes;
-                    }
+                } else if (first_sight(seen, seen_stage, &nseen, rt, -1) < 0) {
+                    io->gather_dram += (double)op_input_miss(x, i, j);
+                    io->gather_table_bytes += (double)t->bytes;
                 }
                 continue;
             }
@@ -358,17 +363,10 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->bcast_bytes += b;
                 if (inside) {
                     p->barriers++;
-                } else {
-                    int dup = 0;
-                    for (int m = 0; m < nseen; m++)
-                        dup |= seen[m] == rt;
-                    if (!dup) {
-                        seen_stage[nseen] = -1;
-                        seen[nseen++] = rt;
-                        io->bcast_dram += (double)op_input_miss(x, i, j);
-                        if (t->kind == TK_WEIGHT)
-                            p->weight_bytes += t->bytes;
-                    }
+                } else if (first_sight(seen, seen_stage, &nseen, rt, -1) < 0) {
+                    io->bcast_dram += (double)op_input_miss(x, i, j);
+                    if (t->kind == TK_WEIGHT)
+                        p->weight_bytes += t->bytes;
                 }
                 continue;
             }
@@ -394,13 +392,8 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->in_transfers++;
                 d->io[sp].out_transfers++;
             } else {
-                int dup = -1;
-                for (int m = 0; m < nseen; m++)
-                    if (seen[m] == rt)
-                        dup = m;
+                int dup = first_sight(seen, seen_stage, &nseen, rt, si);
                 if (dup < 0) {
-                    seen_stage[nseen] = si;
-                    seen[nseen++] = rt;
                     d->ext_read += (double)op_input_miss(x, i, j);
                 } else if (seen_stage[dup] >= 0 && seen_stage[dup] != si) {
                     int known = 0;
