@@ -368,9 +368,10 @@ static int rule_binary(ad_ctx *c, const wl_op *o, int dy)
     return 0;
 }
 
-/* layernorm/rmsnorm: one norm_backward(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] (the fused ATen
- * kernels; the per-row mean/rstd they also read are [rows]-sized and not modelled). */
-static int rule_norm(ad_ctx *c, const wl_op *o, int dy)
+/* A normalization's backward: one op `type`(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] with the
+ * given attributes, each gradient accumulated into its input's. */
+static int norm_like_backward(ad_ctx *c, const wl_op *o, int dy, op_type type, const wl_attr *at,
+                              int nat)
 {
     int need = 0;
     for (int i = 0; i < o->nin; i++)
@@ -387,13 +388,20 @@ static int rule_norm(ad_ctx *c, const wl_op *o, int dy)
             return -1;
     }
     op_name_of(c, "grad", nm);
-    wl_attr at = attr_str("op", op_name(o->type));
-    if (emit(c, nm, OP_NORM_BWD, in, o->nin > 1 ? 3 : 2, out, o->nin, &at, 1))
+    if (emit(c, nm, type, in, o->nin > 1 ? 3 : 2, out, o->nin, at, nat))
         return -1;
     for (int i = 0; i < o->nin; i++)
         if (c->rg[o->in[i]] && accumulate(c, o->in[i], out[i]))
             return -1;
     return 0;
+}
+
+/* layernorm/rmsnorm: one norm_backward(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] (the fused ATen
+ * kernels; the per-row mean/rstd they also read are [rows]-sized and not modelled). */
+static int rule_norm(ad_ctx *c, const wl_op *o, int dy)
+{
+    wl_attr at = attr_str("op", op_name(o->type));
+    return norm_like_backward(c, o, dy, OP_NORM_BWD, &at, 1);
 }
 
 /* attention: one flash-style attention_backward(dO, q, k, v, O) -> dq, dk, dv. */
@@ -618,27 +626,7 @@ static int rule_conv(ad_ctx *c, const wl_op *o, int dy)
  * attributes (ATen's batch_norm_backward: a per-channel reduction, then the elementwise dx). */
 static int rule_batchnorm(ad_ctx *c, const wl_op *o, int dy)
 {
-    int need = 0;
-    for (int i = 0; i < o->nin; i++)
-        need |= c->rg[o->in[i]];
-    if (!need)
-        return 0;
-    char nm[AD_NAME_MAX], tn[AD_NAME_MAX];
-    static const char *const SFX[3] = {"grad_x", "grad_w", "grad_b"};
-    int in[3] = {dy, o->in[0], o->nin > 1 ? o->in[1] : -1};
-    int out[3];
-    for (int i = 0; i < o->nin; i++) {
-        op_name_of(c, SFX[i], tn);
-        if ((out[i] = grad_tensor(c, tn, o->in[i])) < 0)
-            return -1;
-    }
-    op_name_of(c, "grad", nm);
-    if (emit(c, nm, OP_BATCHNORM_BWD, in, o->nin > 1 ? 3 : 2, out, o->nin, o->attr, o->nattr))
-        return -1;
-    for (int i = 0; i < o->nin; i++)
-        if (c->rg[o->in[i]] && accumulate(c, o->in[i], out[i]))
-            return -1;
-    return 0;
+    return norm_like_backward(c, o, dy, OP_BATCHNORM_BWD, o->attr, o->nattr);
 }
 
 /* pool2d: pool2d_backward(dy) -> dx for average pooling; max pooling also reads the argmax
