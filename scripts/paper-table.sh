@@ -1,18 +1,20 @@
 #!/bin/sh
-# paper-table.sh [BIN]: the model against the Kitsune paper on its A100-class GPU, as a Markdown
+# paper-table.sh [BIN [VF]]: the model against the Kitsune paper on its A100-class GPU, as a Markdown
 # table (the README's "Results on the paper's A100-class GPU", which `make docs` regenerates and
 # `make demo` prints): per workload and mode the vf and kitsune speedups over bsp, DRAM traffic
 # removed and ops covered, with the paper's number in parentheses where it has one
 # (validation/kitsune-paper.csv: Table 2 and the text; op totals: the workloads' paper_ops), then
-# the geomeans (paper: scripts/paper-geomeans.csv) and the validate summary.
+# the geomeans (paper: scripts/paper-geomeans.csv) and the validate summary. VF: the vf policy
+# (default inductor; docs/pipelines.md shows the table with the paper's, `paper`).
 set -u
 bin=${1:-build/kitsune}
+vf=${2:-inductor}
 here=$(dirname "$0")
 root=$here/..
 KITSUNE_HOME=${KITSUNE_HOME:-$root}; export KITSUNE_HOME
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bin" compare --hw a100 --workload all --mode both --format csv >"$tmp/cmp.csv" || exit 1
+"$bin" compare --hw a100 --workload all --mode both --vf "$vf" --format csv >"$tmp/cmp.csv" || exit 1
 "$bin" info --format json >"$tmp/info.json" || exit 1
 # the paper's numbers, one "workload,mode,exec,metric,value" line each; op totals as exec "all"
 {
@@ -63,7 +65,7 @@ awk -F, -v paper="$tmp/paper.csv" '
 # make validate on the paper's numbers; Llama decode's tiny references (0.01% and 0.07%) dominate
 # its MAPE, so also without them
 summary() { # summary CSV: "ROWS MAPE SPEARMAN TRAFFIC_MAPE"
-    "$bin" validate "$1" --hw a100 | awk '
+    "$bin" validate "$1" --hw a100 --vf "$vf" | awk '
         / rows, / { r = $2 }
         /^mean absolute percentage error/ { m = $5; sub(/;/, "", m) }
         /^Spearman/ { s = $NF }
