@@ -333,11 +333,21 @@ def compare(check, dest):
 def ilp(cases_path):
     seen = set()
     cases = []
-    for r in runs():
+    rs = runs()
+    best = {}
+    for r in rs:
+        key = (r["arch"], tuple(r["names"]), r["tm"], r["cps"])
+        if not r["old_copy"] and (key not in best or float(r["time_s"]) < float(best[key]["time_s"])):
+            best[key] = r
+    for r in rs:
         key = (r["arch"], tuple(r["names"]), r["tm"], r["cps"])
         if key in seen or r["old_copy"]:
             continue
         seen.add(key)
+        # the best allocation measured so far, timed again in the same run (same card, same clocks)
+        b = best[key]
+        cases.append((r["pipeline"], r["arch"], r["tm"], r["cps"],
+                      "-".join(str(c) for c in b["alloc"]), "best-measured"))
         p = kitsune_map(r["arch"], r["names"], r["tm"], r["cps"])
         a = [s["ctas"] for s in p["stages"]]
         alloc = "-".join(str(c) for c in a)
