@@ -1,4 +1,5 @@
 /* check_l2: L2 residency by stack distance - hits, evictions, partial residency, aliases. */
+#include <math.h>
 #include "../src/model/l2.h"
 #include "ktest.h"
 
@@ -77,6 +78,35 @@ START_TEST(test_alias)
 }
 END_TEST
 
+/* Che's approximation, by hand: two halves, a 1 MB table read 24 MB in all (k = 12 reads per
+ * row per half), 40 MB streamed (20 MB per half). Choose t = 0.05 of the run: each half then
+ * holds 20e6 x 0.05 + 1e6 (1 - e^-0.6) = 1451188.4 bytes; with that capacity the first reads
+ * (2 x 1 MB, all cold) miss and the other 22 MB miss with probability e^-0.6 */
+START_TEST(test_gather_che_closed_form)
+{
+    double cap = 20e6 * 0.05 + 1e6 * (1.0 - exp(-0.6));
+    double dram = l2_gather_dram_bytes(cap, 2, 40e6, 1e6, 1e6, 24e6);
+    ck_assert_double_eq_tol(dram, 2e6 + 22e6 * exp(-0.6), 1.0);
+    ck_assert_double_eq_tol(l2_gather_resident_frac(cap, 2, 40e6, 1e6, 24e6), 1.0 - exp(-0.6),
+                            1e-9);
+    /* half the table already in L2: half the first reads hit */
+    ck_assert_double_eq_tol(l2_gather_dram_bytes(cap, 2, 40e6, 1e6, 0.5e6, 24e6),
+                            1e6 + 22e6 * exp(-0.6), 1.0);
+}
+END_TEST
+
+/* the limits: no stream and a table that fits -> the first reads only; no room -> every read
+ * misses; fewer reads than rows in the halves -> every read is a first read */
+START_TEST(test_gather_che_limits)
+{
+    ck_assert_double_eq(l2_gather_dram_bytes(10e6, 1, 0, 4e6, 4e6, 40e6), 4e6);
+    ck_assert_double_eq(l2_gather_dram_bytes(10e6, 2, 0, 4e6, 4e6, 40e6), 8e6);
+    ck_assert_double_eq(l2_gather_dram_bytes(0, 1, 1e6, 4e6, 4e6, 40e6), 4e6 + 36e6);
+    ck_assert_double_eq(l2_gather_dram_bytes(10e6, 2, 1e9, 4e6, 4e6, 6e6), 6e6);
+    ck_assert_double_eq(l2_gather_dram_bytes(10e6, 2, 1e9, 4e6, 4e6, 0), 0);
+}
+END_TEST
+
 static Suite *l2_suite(void)
 {
     Suite *s = suite_create("l2");
@@ -87,6 +117,8 @@ static Suite *l2_suite(void)
     tcase_add_test(t, test_partial);
     tcase_add_test(t, test_larger_than_l2);
     tcase_add_test(t, test_alias);
+    tcase_add_test(t, test_gather_che_closed_form);
+    tcase_add_test(t, test_gather_che_limits);
     suite_add_tcase(s, t);
     return s;
 }

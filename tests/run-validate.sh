@@ -11,7 +11,9 @@
 # - validation/pipeline/runs.csv, the real spatial pipelines (hw/calibrate/pipeline) against
 #   kitsune map with their stages, allocations and tiles imposed on hw/h200-ktpipe.json: every
 #   run's time (p90 |error| <= 15%, Spearman >= 0.8 per allocation sweep: the goals), by
-#   hw/calibrate/pipeline/model.py compare --check.
+#   hw/calibrate/pipeline/model.py compare --check; their DRAM bytes (model.py dram --check:
+#   node tables of 1-67 MB, validation/pipeline/dram.md) and the mapper's own allocations
+#   against the best measured ones (model.py ilpcheck --check, validation/pipeline/ilp-summary.md).
 # The gaps and their causes are in the README (Validation on a real GPU).
 set -u
 bin=${1:-build/kitsune}
@@ -74,16 +76,18 @@ done
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then
-    tmpd=$(mktemp -d)
-    if KITSUNE="$bin" python3 hw/calibrate/pipeline/model.py compare --check --out "$tmpd" \
-        >"$tmpd/log" 2>&1; then
-        pass=$((pass + 1))
-        echo "  ok   pipeline times: $(tail -1 "$tmpd/log")"
-    else
-        fail=$((fail + 1))
-        echo "  FAIL pipeline times:"; tail -5 "$tmpd/log"
-    fi
-    rm -rf "$tmpd"
+    for what in compare:times dram:DRAM ilpcheck:mapper; do
+        tmpd=$(mktemp -d)
+        if KITSUNE="$bin" python3 hw/calibrate/pipeline/model.py "${what%%:*}" --check \
+            --out "$tmpd" >"$tmpd/log" 2>&1; then
+            pass=$((pass + 1))
+            echo "  ok   pipeline ${what#*:}: $(tail -1 "$tmpd/log" | cut -c1-100)"
+        else
+            fail=$((fail + 1))
+            echo "  FAIL pipeline ${what#*:}:"; tail -5 "$tmpd/log"
+        fi
+        rm -rf "$tmpd"
+    done
 else
     echo "  (skipped: no python3)"
 fi

@@ -83,9 +83,12 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 (long long)p->tiles, (long long)p->tile_rows, (long long)p->stream_rows,
                 p->barriers ? ", barriers" : "");
         fprintf(f, "  time %.2f us (fill %.2f us, setup %.2f us, period %.4g us), bottleneck %s; "
-                   "dram rd %.3f MB wr %.3f MB (weights re-read %.3f MB, spilled %.3f MB)\n",
+                   "dram rd %.3f MB wr %.3f MB (",
                 p->time_s * 1e6, p->fill_s * 1e6, p->setup_s * 1e6, p->period_s * 1e6, p->bottleneck,
-                (double)p->dram_read_bytes / 1e6, (double)p->dram_write_bytes / 1e6,
+                (double)p->dram_read_bytes / 1e6, (double)p->dram_write_bytes / 1e6);
+        if (p->gather_dram_bytes > 0)
+            fprintf(f, "gathered rows %.3f MB, ", (double)p->gather_dram_bytes / 1e6);
+        fprintf(f, "weights re-read %.3f MB, spilled %.3f MB)\n",
                 (double)p->weight_reread_bytes / 1e6, (double)p->spilled_bytes / 1e6);
         fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB of %.1f MiB "
                    "persisting L2; mapping %s",
@@ -225,11 +228,13 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
         out_json_kstr(f, "bottleneck", p->bottleneck);
         fprintf(f, ", \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, \"l2_bytes\": %lld, "
                    "\"queue_storage_bytes\": %lld, \"queue_budget_bytes\": %lld, "
-                   "\"spilled_bytes\": %lld, \"weight_bytes\": %lld, \"weight_reread_bytes\": %lld",
+                   "\"spilled_bytes\": %lld, \"weight_bytes\": %lld, \"weight_reread_bytes\": %lld, "
+                   "\"gather_dram_bytes\": %lld",
                 (long long)p->dram_read_bytes, (long long)p->dram_write_bytes,
                 (long long)p->l2_bytes, (long long)p->queue_storage_bytes,
                 (long long)p->queue_budget_bytes, (long long)p->spilled_bytes,
-                (long long)p->weight_bytes, (long long)p->weight_reread_bytes);
+                (long long)p->weight_bytes, (long long)p->weight_reread_bytes,
+                (long long)p->gather_dram_bytes);
         fputs(",\n   \"mapping\": {\"status\": ", f);
         out_json_str(f, p->ilp_status_name);
         fprintf(f, ", \"fallback\": %s, \"time_s\": ", p->ilp_fallback ? "true" : "false");

@@ -44,6 +44,7 @@ static const hw_field HW_FIELDS[] = {
     {"l2.latency_ns", D(l2_latency_ns), 0, 1e6, 0, 0},
     {"l2.persisting_max_MiB", D(l2_persisting_max_MiB), 0, 1e6, 1, 0},
     {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0},
+    {"l2.partitions", I(l2_partitions), 1, 64, 1, 1},
     {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
     {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
     {"launch.cta_dispatch_ns", D(cta_dispatch_ns), 0, 1e6, 0, 0},

@@ -22,6 +22,8 @@ typedef struct hw_gpu {
     double l2_persisting_max_MiB; /* L2 a program may set aside for persisting data (queue rings);
                                      0 = no set-aside feature: the whole L2 */
     double l2_atomic_Gops; /* L2 atomic read-modify-write throughput, 0 = not known (no limit) */
+    int l2_partitions;     /* L2 halves that each cache what their own SMs read: a line read by SMs
+                              of both sides is held twice (1 = one shared L2) */
     /* launch */
     double launch_overhead_us, launch_graph_overhead_us;
     double cta_dispatch_ns; /* GPU-wide time per CTA started by the block scheduler, at clock_MHz */

@@ -978,7 +978,7 @@ def cmd_cases(args):
 
 
 def cmd_one(args):
-    ctx = make_ctx((args.E, args.E // 6), args.B)
+    ctx = make_ctx((args.E, args.N or args.E // 6), args.B)
     a = [int(x) for x in args.alloc.split("-")]
     rec = run_case(ctx, args.pipe, args.arch or args.pipe, args.tm, a, minb=args.minb, reps=args.reps,
                    impl=args.impl)
@@ -1012,6 +1012,7 @@ def main():
     ap.add_argument("--reps", type=int, default=21)
     ap.add_argument("--E", type=int, default=393216)
     ap.add_argument("--B", type=int, default=262144)
+    ap.add_argument("--N", type=int, default=0, help="one: MGN nodes (default E / 6)")
     args = ap.parse_args()
     if args.index is None:  # combo: the first combination; cases: every group, each in a process
         args.index = -1 if args.cmd == "cases" else 0

@@ -6,6 +6,9 @@
 #   hw/calibrate/pipeline/run.sh cat     MGN-only re-sweep (3 combinations, fewer samples) + ncu, < 3 min
 #   hw/calibrate/pipeline/run.sh ilp     the mapper's allocations and their neighbourhoods
 #                                        (ilp-cases.txt from model.py ilp --cases) + ncu of two, < 7 min
+#   hw/calibrate/pipeline/run.sh dram    where the MGN pipelines' DRAM bytes go: ncu L2 and DRAM
+#                                        counters of the mapper's allocations, node tables of
+#                                        1 to 67 MB, < 5 min
 # Clocks, power limits and GPU modes are left as found (ncu with --clock-control none).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -76,6 +79,36 @@ elif [ "$MODE" = ilp ]; then
         > /tmp/ncu_ilp.out 2>&1 || echo "ncu rc=$?"
     tail -2 "$OUT/ncu_ilp$n.csv"
   done
+elif [ "$MODE" = dram ]; then
+  # label pipe arch tm alloc N: the node table is N x 128 bf16 (N = 65536: 16.8 MB, the default)
+  M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+  M=$M,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum
+  M=$M,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct
+  n=0
+  while read -r label p arch tm alloc N; do
+    REM=$(( 300 - $(el) ))
+    [ $REM -gt 15 ] || { echo "deadline: skipping $label"; continue; }
+    n=$((n + 1))
+    echo "== ncu $label: $p $arch TM$tm $alloc N=$N (t=$(el)s)"
+    timeout $REM ncu --clock-control none --print-units base --csv --page raw -k regex:ktp_kernel -c 1 \
+        --metrics $M --log-file "$OUT/dram_$label.csv" \
+        python3 "$HERE/pipe.py" one --pipe "$p" --arch "$arch" --tm "$tm" --alloc "$alloc" --N "$N" \
+        --reps 1 > "/tmp/dram_$label.out" 2>&1 || { echo "ncu rc=$?"; tail -3 "/tmp/dram_$label.out"; }
+    grep -o '"time_s": [0-9.e-]*' "/tmp/dram_$label.out" | head -1
+  done <<'CASES'
+mgn-n65k mgn mgn 128 46-32-18-18-17 65536
+mgn-n4k mgn mgn 128 46-32-18-18-17 4096
+mgn-n262k mgn mgn 128 46-32-18-18-17 262144
+mc-n65k mgn mgn-mc 128 46-31-18-18-19 65536
+mc-n4k mgn mgn-mc 128 46-31-18-18-19 4096
+fused-n65k mgn mgn-fused 128 59-25-25-23 65536
+fused-n4k mgn mgn-fused 128 59-25-25-23 4096
+nerf nerf nerf 128 9-17-17-17-17-20-17-16 0
+mgn-n16k mgn mgn 128 46-32-18-18-17 16384
+mgn-n32k mgn mgn 128 46-32-18-18-17 32768
+mgn-n131k mgn mgn 128 46-32-18-18-17 131072
+fused-n262k mgn mgn-fused 128 59-25-25-23 262144
+CASES
 elif [ "$MODE" = cat ]; then
   # re-sweep of the MGN pipelines after a change to the gather/concat stage (no baselines)
   echo "== sweep, MGN only (t=$(el)s)"

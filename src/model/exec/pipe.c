@@ -32,7 +32,8 @@
  * Pipeline period = max(slowest stage, L2 bytes per tile / L2 bandwidth, DRAM bytes per tile /
  * DRAM bandwidth). Queue storage: depth x tile share x producer CTAs per queue, within the
  * GPU's persisting-L2 limit (l2.persisting_max_MiB); beyond it the rings spill (their excess
- * traffic goes to DRAM, written and read back).
+ * traffic goes to DRAM, written and read back). Gathered tables: their rows miss L2 as LRU
+ * shared with the streamed traffic lets them, in each L2 half (l2_gather_dram_bytes).
  * Fill: the first tile through every stage (one group's latency, g x its period) and every hop.
  * Time = launch + DRAM latency + setup (resident slices loaded) + fill + (barriers + 1) x (N - 1)
  * x period. Traffic is counted per tensor, once: each L2 byte by the stage that moves it, each
@@ -46,6 +47,7 @@
 
 #include "../../opt/ilp.h"
 #include "../graph.h"
+#include "../l2.h"
 #include "queue.h"
 
 /* Accumulators of reductions and of split-K partial sums: fp32 (as cuBLAS). */
@@ -768,6 +770,24 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
     return 0;
 }
 
+/* DRAM bytes of the gathered tables' rows over the whole run, and (resident) the table bytes
+ * L2 keeps meanwhile. Each L2 half holds the rings (their producers and consumers sit on both
+ * sides) and what its own SMs read; the table competes there with `stream_bytes` of streamed
+ * DRAM traffic (l2_gather_dram_bytes). */
+static double gather_dram_bytes(const hw_gpu *hw, const design *d, double storage,
+                                double stream_bytes, double *resident)
+{
+    *resident = 0;
+    if (d->gather_bytes <= 0)
+        return 0;
+    int parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
+    double cap = hw_l2_bytes(hw) / parts - fmin(storage, hw_l2_persist_bytes(hw));
+    *resident = d->gather_tables * l2_gather_resident_frac(cap, parts, stream_bytes,
+                                                           d->gather_tables, d->gather_bytes);
+    return l2_gather_dram_bytes(cap, parts, stream_bytes, d->gather_tables, d->gather_dram,
+                                d->gather_bytes);
+}
+
 /* The time of an allocation at a tile plan with everything the mapper leaves out: setup, queue
  * hops, barriers, ring spills. Fills p's totals and per-stage fields when `final`. */
 static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_plan *tp,
@@ -830,16 +850,10 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
     double spill = q_spill_frac(storage, budget);
     double spill_tile = spill * 2.0 * d->queue_tile_bytes_total / N;
     dram_tile += spill_tile;
-    /* gathered tables: read from DRAM once when they fit the L2 the rings leave, else every
-     * gathered row comes from DRAM */
-    double gather_once = 0, gather_tile = 0;
-    if (d->gather_bytes > 0) {
-        if (d->gather_tables <= hw_l2_bytes(hw) - fmin(storage, budget))
-            gather_once = d->gather_dram;
-        else
-            gather_tile = d->gather_bytes / N;
-    }
-    dram_once += gather_once;
+    /* gathered tables: their rows miss L2 as LRU shared with the streamed DRAM traffic lets
+     * them (gather_dram_bytes), spread over the run */
+    double gather_held;
+    double gather_tile = gather_dram_bytes(hw, d, storage, dram_tile * N, &gather_held) / N;
     dram_tile += gather_tile;
     /* a streamed input read again by a later stage: between the two reads of a tile, the tiles
      * in flight in between bring their DRAM bytes into L2, beside the rings, gathered tables and
@@ -850,7 +864,7 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
     double reread_tile = 0;
     int slowest = bott;
     for (int r = 0; r < d->nreread && period > 0; r++) {
-        double tiles = 0, held = storage + (gather_once > 0 ? d->gather_tables : 0);
+        double tiles = 0, held = storage + gather_held;
         for (int s = d->rr_first[r]; s < d->rr_stage[r]; s++) {
             stage_eval e;
             stage_at(x, p, d, s, tp->ist[s].cand_ctas[choice[s]], tp->tm, &e);
@@ -904,6 +918,7 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         for (int s = 0; s < p->nstages; s++)
             weights_rd += p->stages[s].dram_bytes_per_tile * N;
         p->weight_reread_bytes = (int64_t)fmax(0.0, weights_rd - (double)p->weight_bytes);
+        p->gather_dram_bytes = (int64_t)(gather_tile * N);
         p->dram_read_bytes = (int64_t)(d->ext_read + dram_once + weights_rd + gather_tile * N +
                                        reread_tile * N + spill_tile * N / 2);
         p->dram_write_bytes = (int64_t)(d->ext_write + d->reduce_write + spill_tile * N / 2);
@@ -1111,6 +1126,8 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     P = fmax(P, l2 / roof_l2_Bps(hw, hw->sm_count, inflight, clk));
     double spill = q_spill_frac(storage, hw_l2_persist_bytes(hw));
     dram += spill * 2.0 * d.queue_tile_bytes_total / N;
+    double gather_held;
+    dram += gather_dram_bytes(hw, &d, storage, dram * N, &gather_held) / N;
     P = fmax(P, dram / roof_dram_Bps(hw, hw->sm_count, inflight));
     *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
               (double)(p.barriers + 1) * (N - 1) * P;

@@ -88,6 +88,7 @@ typedef struct ks_pipeline {
     double l2_bytes_per_tile, dram_bytes_per_tile; /* steady state, all stages */
     int64_t queue_storage_bytes, queue_budget_bytes, spilled_bytes;
     int64_t weight_bytes, weight_reread_bytes;
+    int64_t gather_dram_bytes; /* gathered tables' rows read from DRAM (in dram_read_bytes) */
     int ilp_status, ilp_fallback;
     const char *ilp_status_name;
     double ilp_objective_s, ilp_bound_s, ilp_gap;
