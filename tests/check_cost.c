@@ -462,6 +462,52 @@ START_TEST(test_unaligned_copy)
 }
 END_TEST
 
+/* Eager RoPE (HF rotate_half) on Llama 3 8B prefill's q, 8192 x 4096 bf16 (X = 67.1 MB) with
+ * cos/sin of 2048 x 128 bf16: five kernels moving 2X + cos, X, 2X, 2X + sin and 3X through L2
+ * (10X + cos + sin), issue-bound at the unaligned-copy rate; X is over half the H200's 60 MiB,
+ * so the temporaries (3.5X) go to DRAM and back and x's halves are read again (X). k (16.8 MB)
+ * keeps its temporaries in L2. Under vf it is one generated kernel: x, cos and sin in, y out. */
+START_TEST(test_rope_eager)
+{
+    hw_gpu g = load_hw("h200");
+    int64_t X = 8192LL * 4096 * 2, cs = 2048LL * 128 * 2;
+    op_work w = stream(8192LL * 4096);
+    w.type = OP_ROPE;
+    w.in_bytes[0] = X;
+    w.in_bytes[1] = w.in_bytes[2] = cs;
+    w.in_l2_bytes = X + 2 * cs;
+    w.out_bytes = X;
+    cost_tiling t;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.kernels, 5);
+    ck_assert_int_eq(t.l2_bytes, 10 * X + 2 * cs);
+    ck_assert_int_eq(t.extra_dram_read_bytes, X * 9 / 2);
+    ck_assert_int_eq(t.extra_dram_write_bytes, X * 7 / 2);
+    ck_assert_int_eq(t.tiles, 8192LL * 4096 * 9 / 2 / 512);
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, X + 2 * cs, X, &r);
+    double want = (double)(10 * X + 2 * cs) / (g.unaligned_copy_bytes_per_clk_per_sm * 1830e6 * 132);
+    ck_assert(r.compute_s >= want * 0.99 && r.compute_s <= want * 1.05); /* wave quantization */
+    ck_assert_int_eq(r.dram_read_bytes, X + 2 * cs + X * 9 / 2);
+    ck_assert_int_eq(r.dram_write_bytes, X + X * 7 / 2);
+    ck_assert_double_eq_tol(r.launch_s, 5 * g.launch_graph_overhead_us * 1e-6, 1e-15);
+    /* k: temporaries stay in L2 */
+    op_work k = w;
+    k.out_bytes = k.in_bytes[0] = X / 4;
+    k.in_l2_bytes = X / 4 + 2 * cs;
+    k.elems = w.elems / 4;
+    cost_tile(&g, &k, g.sm_count, &t);
+    ck_assert_int_eq(t.extra_dram_read_bytes, 0);
+    ck_assert_int_eq(t.extra_dram_write_bytes, 0);
+    /* generated (vf): the op's own bytes, one kernel */
+    w.generated = 1;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_le(t.kernels, 1);
+    ck_assert_int_eq(t.l2_bytes, X + 2 * cs + X);
+}
+END_TEST
+
 /* cuBLAS's wmma alignment-1 kernel for tiny batched products (DLRM's 27x27 interaction, K=128,
  * 4096 of them): 32x32 tiles, one per batch, one CTA per SM: ceil(4096 / 132) = 32 waves of
  * (2*32*32*128 / align1 rate + tile clocks + per-element clocks x 1024). */
@@ -817,6 +863,7 @@ static Suite *cost_suite(void)
     tcase_add_test(e, test_gemm_align1);
     tcase_add_test(e, test_gemm_epilogue_and_fixed);
     tcase_add_test(e, test_unaligned_copy);
+    tcase_add_test(e, test_rope_eager);
     tcase_add_test(e, test_gemm_align1_wmma);
     tcase_add_test(e, test_generated_rows);
     tcase_add_test(e, test_embedding_backward);

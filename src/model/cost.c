@@ -203,6 +203,34 @@ static void conv_xform_tile(const hw_gpu *g, const op_work *w, int sms, cost_til
     }
 }
 
+/* RoPE in eager PyTorch. ATen has no RoPE kernel; models apply HF/Meta's apply_rotary_pos_emb,
+ * x cos + rotate_half(x) sin with rotate_half(x) = cat(-x2, x1), as five kernels: mul(x, cos),
+ * neg(x2), cat, mul(., sin), add. Their operands are broadcast (cos, sin), sliced (x1, x2) or
+ * strided (q and k are transposed views), so ATen runs its generic elementwise path
+ * (elementwise_kernel<128, 4>: 128 threads, 4 elements each) and CatArrayBatchedCopy, element by
+ * element: issue-bound at kernels.unaligned_copy_bytes_per_clk_per_sm, like unaligned copies
+ * (the H200 traces of Llama, validation/apps/h200-apps-kernels.csv: the five kernels move
+ * their bytes at 0.84-1.58 TB/s; that rate is 1.43 TB/s). Bytes through L2, with X the bytes
+ * of x: mul 2X + cos, neg X, cat 2X, mul 2X + sin, add 3X. Temporaries (3.5X) are written and
+ * read back, x's halves read again (X): from DRAM when X exceeds L2_TEMP_FRAC of L2. Under vf
+ * the generated code is one pointwise kernel (the op's own bytes). */
+enum { ROPE_EAGER_KERNELS = 5, ATEN_GENERIC_ELEMS_PER_CTA = 128 * 4 };
+#define ROPE_EAGER_PASSES 4.5 /* elements processed, in units of x's: 1 + 0.5 + 1 + 1 + 1 */
+
+static void rope_eager_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    double X = (double)w->out_bytes;
+    t->kernels = ROPE_EAGER_KERNELS;
+    t->threads_per_cta = STREAM_THREADS;
+    t->tiles = cdiv((int64_t)fmin(ROPE_EAGER_PASSES * (double)(w->elems > 0 ? w->elems : 1), 9.0e18),
+                    ATEN_GENERIC_ELEMS_PER_CTA);
+    t->l2_bytes = (int64_t)fmin(9.0 * X + (double)w->in_l2_bytes, 9.0e18);
+    if (X > hw_l2_bytes(g) * L2_TEMP_FRAC) {
+        t->extra_dram_read_bytes += (int64_t)fmin(4.5 * X, 9.0e18);
+        t->extra_dram_write_bytes += (int64_t)fmin(3.5 * X, 9.0e18);
+    }
+}
+
 /* Batchnorm with batch statistics and its backward (op.c bn_work): ATen's per-channel reduction
  * kernel (one CTA of BN_STATS_THREADS threads per channel: batch_norm_collect_statistics_kernel,
  * batch_norm_backward_reduce_kernel), then an elementwise kernel over every element (128
@@ -531,10 +559,12 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             t->threads_per_cta = (int)thr;
             t->tiles = w->rows * cdiv(vecs, thr);
         }
+        t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+        if (w->type == OP_ROPE && !w->generated)
+            rope_eager_tile(g, w, t);
         t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
-        t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
         if (w->generated)
             t->extra_dram_read_bytes = w->refetch_bytes;
         else if (w->kind == OPK_GATHER) {
@@ -577,10 +607,11 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
     double tile_simt_s = t.tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
                          t.tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
-    if (w->unaligned && !w->generated) {
-        /* ATen copies unaligned rows element by element: issue-bound at a measured rate of
-         * bytes moved (read + written) per SM clock (kernels.unaligned_copy_bytes_per_clk_per_sm) */
-        double bytes = (double)(w->in_l2_bytes + w->out_bytes) / (double)t.tiles;
+    if ((w->unaligned || w->type == OP_ROPE) && !w->generated) {
+        /* ATen copies unaligned rows element by element (and runs eager RoPE's kernels so):
+         * issue-bound at a measured rate of bytes moved (read + written) per SM clock
+         * (kernels.unaligned_copy_bytes_per_clk_per_sm) */
+        double bytes = (double)t.l2_bytes / (double)t.tiles;
         tile_simt_s = fmax(tile_simt_s, bytes / (g->unaligned_copy_bytes_per_clk_per_sm *
                                                  c->clock_MHz * 1e6));
     }
