@@ -43,8 +43,8 @@ BIN      = $(BUILD)/kitsune
 INST_BIN = $(BUILD)/install/kitsune
 INST_OBJ = $(filter-out $(BUILD)/obj/src/cli/common.o,$(CLI_OBJ)) $(BUILD)/install/common.o
 
-.PHONY: all deps deps-test demo check unit golden bad tools export-test test asan bench figures \
-        validate clean install install-check docs docs-check FORCE
+.PHONY: all deps deps-test demo check unit golden bad tools crash export-test test asan bench \
+        figures validate clean install install-check docs docs-check FORCE
 all: $(BIN)
 
 # V=1 prints every command.
@@ -109,6 +109,9 @@ tools: $(BIN)
 	@sh tests/run-tools.sh $(BIN)
 	@sh tests/run-validate.sh $(BIN)
 
+crash: $(BIN)
+	@sh tests/run-crash.sh $(BIN)
+
 # The PyTorch exporter (tools/kitsune-export): skipped with a notice when torch is missing.
 export-test: $(BIN)
 	@sh tests/export/run-export.sh $(BIN)
@@ -127,7 +130,7 @@ docs: $(BIN)
 	@sh scripts/docs.sh --update
 
 test: $(BIN) $(TEST_BIN)
-	@$(MAKE) --no-print-directory unit golden bad tools
+	@$(MAKE) --no-print-directory unit golden bad tools crash
 	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test install-check docs-check
 
 install: $(INST_BIN) $(LIB)

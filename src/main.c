@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
+#include "io/outfile.h"
 
 static const cli_command *const COMMANDS[] = {&cmd_predict,  &cmd_compare, &cmd_map,  &cmd_sweep,
                                               &cmd_validate, &cmd_info,    &cmd_list, &cmd_hw};
@@ -31,6 +32,22 @@ static void usage(FILE *f)
                "\nexample: kitsune compare --hw a100 --workload nerf --mode inference\n");
 }
 
+/* What the program wrote to stdout itself (version, help) must have arrived: exit status 1 and
+ * a message when it did not (stdout on a full disk or a closed pipe). */
+static int done(int status)
+{
+    kt_err e;
+    err_clear(&e);
+    return of_flush_stdout(&e) ? cli_fail("", &e) : status;
+}
+
+static int unknown(const char *name)
+{
+    fprintf(stderr, "kitsune: unknown command \"%s\"\n", name);
+    usage(stderr);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -39,21 +56,21 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         printf("kitsune %s\n", KT_VERSION);
-        return 0;
+        return done(0);
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        const cli_command *c = argc > 2 && !strcmp(argv[1], "help") ? find(argv[2]) : NULL;
-        if (c) {
+        if (argc > 2 && !strcmp(argv[1], "help")) {
+            const cli_command *c = find(argv[2]);
+            if (!c)
+                return unknown(argv[2]);
             fputs(c->help, stdout);
-            return 0;
+            return done(0);
         }
         usage(stdout);
-        return 0;
+        return done(0);
     }
     const cli_command *c = find(argv[1]);
     if (c)
         return cli_main(c, argc - 1, argv + 1);
-    fprintf(stderr, "kitsune: unknown command \"%s\"\n", argv[1]);
-    usage(stderr);
-    return 2;
+    return unknown(argv[1]);
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../src/io/csv.h"
 #include "../src/io/file.h"
 #include "../src/io/jsonx.h"
 #include "../src/io/out.h"
+#include "../src/io/outfile.h"
 #include "ktest.h"
 
 START_TEST(test_csv_record)
@@ -126,6 +128,75 @@ START_TEST(test_json_member)
 }
 END_TEST
 
+/* Contents of a file as a string (static buffer; "" when it cannot be read). */
+static const char *slurp(const char *path)
+{
+    static char buf[256];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+START_TEST(test_outfile_atomic)
+{
+    char dir[] = "/tmp/kt-of-XXXXXX", path[64], link[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    ck_assert_int_eq(symlink("out.txt", link), 0);
+    FILE *f = fopen(path, "w");
+    fputs("old", f);
+    fclose(f);
+    kt_err e;
+    err_clear(&e);
+    of_file o;
+    ck_assert_int_eq(of_kind_of(link), OF_ATOMIC);
+    ck_assert_int_eq(of_open(&o, link, 0, &e), 0);
+    ck_assert_str_eq(o.target, path); /* the link's target is replaced, the link stays */
+    fputs("new", o.f);
+    ck_assert_str_eq(slurp(path), "old"); /* nothing visible before the commit */
+    of_abort(&o);
+    ck_assert_str_eq(slurp(path), "old");
+    ck_assert_int_eq(of_open(&o, link, OF_BUFFER, &e), 0);
+    fputs("new", o.f);
+    ck_assert_int_eq(of_commit(&o, &e), 0);
+    ck_assert_str_eq(slurp(path), "new");
+    struct stat st;
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    unlink(link);
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0); /* no temporary file left */
+    ck_assert_int_eq(of_kind_of("/dev/null"), OF_DIRECT);
+    ck_assert_int_eq(of_kind_of("-"), OF_STDOUT);
+    ck_assert_int_eq(of_kind_of(NULL), OF_STDOUT);
+    ck_assert_int_eq(of_kind_of("/dev/stdout"), OF_STDOUT);
+}
+END_TEST
+
+START_TEST(test_outfile_sibling)
+{
+    char out[1024], name[300];
+    of_sibling("dir/out.csv", ".partial", out, sizeof out);
+    ck_assert_str_eq(out, "dir/out.csv.partial");
+    memset(name, 'a', 250);
+    name[250] = 0;
+    of_sibling(name, ".partial", out, sizeof out);
+    ck_assert_uint_eq(strlen(out), 255); /* 230 a's, '-', 16 hex digits, ".partial" */
+    ck_assert(!strncmp(out, name, 230) && out[230] == '-');
+    ck_assert_str_eq(out + 247, ".partial");
+    char again[1024];
+    of_sibling(name, ".partial", again, sizeof again);
+    ck_assert_str_eq(out, again); /* deterministic */
+    name[249] = 'b';
+    of_sibling(name, ".partial", again, sizeof again);
+    ck_assert_str_ne(out, again); /* the hash covers the part cut off */
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -137,6 +208,10 @@ static Suite *io_suite(void)
     tcase_add_test(f, test_read_file);
     tcase_add_test(f, test_json_member);
     suite_add_tcase(s, f);
+    TCase *o = tcase_create("outfile");
+    tcase_add_test(o, test_outfile_atomic);
+    tcase_add_test(o, test_outfile_sibling);
+    suite_add_tcase(s, o);
     return s;
 }
 

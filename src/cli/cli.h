@@ -1,4 +1,4 @@
-/* cli: shared command-line plumbing - options, name resolution, atomic output files. */
+/* cli: shared command-line plumbing - options, name resolution, the output of a command. */
 #ifndef KT_CLI_H
 #define KT_CLI_H
 #include <stdint.h>
@@ -6,6 +6,7 @@
 
 #include "../arena.h"
 #include "../err.h"
+#include "../io/outfile.h"
 #include "../model/hw.h"
 #include "../model/lint.h"
 #include "../model/run.h"
@@ -108,23 +109,13 @@ int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, w
 /** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
 int cli_list_dir(const char *dir, char names[][64], int max);
 
-/** An output destination: stdout, or a temporary file renamed over the target on success. */
-typedef struct cli_out {
-    FILE *f;
-    char path[1024];
-    char tmp[1100];
-} cli_out;
-int cli_out_open(cli_out *o, const char *path, kt_err *e);
-/** Close; ok=1 renames the temporary file into place, ok=0 removes it. 0 or -1. */
-int cli_out_close(cli_out *o, int ok, kt_err *e);
-
 /** The context a command runs in: parsed options, the GPU (CMD_HW), the output (CMD_OUT), one
  *  arena and the error the command returns with -1. cli_main sets it up and tears it down. */
 typedef struct cli_ctx {
     const struct cli_command *cmd;
     cli_common c;
     hw_gpu hw;
-    cli_out out;
+    of_file out;
     arena a;
     kt_err e;
     lint_list warn;   /* the warnings reported so far (cli_warn) */
@@ -134,8 +125,9 @@ typedef struct cli_ctx {
 } cli_ctx;
 
 /** Setup flags of a command: cli_main loads --hw into cli_ctx.hw (CMD_HW) and owns -o: the
- *  output file is opened by the command's first cli_output() and committed (renamed into
- *  place) only when the command returns a status >= 0, i.e. finished writing (CMD_OUT).
+ *  output (outfile.h) is opened by the command's first cli_output() and committed only when the
+ *  command returns a status >= 0, i.e. finished writing (CMD_OUT); a command that fails writes
+ *  nothing, to stdout or to the file.
  *  CMD_RAW: the command parses its own argv (cli_ctx.argc/argv; it sets c.out_path for -o). */
 enum { CMD_HW = 1 << 0, CMD_OUT = 1 << 1, CMD_RAW = 1 << 2 };
 
@@ -156,8 +148,8 @@ typedef struct cli_command {
 /** Parse argv (argv[0] is the command name), set up, run, report and tear down a command;
  *  returns the process exit status. */
 int cli_main(const cli_command *cmd, int argc, char **argv);
-/** The command's output stream (stdout, or -o FILE opened atomically on first use); NULL with
- *  x->e set when it cannot be opened. */
+/** The command's output stream (-o FILE, else stdout; opened on first use, buffered until the
+ *  command succeeds); NULL with x->e set when it cannot be opened. */
 FILE *cli_output(cli_ctx *x);
 /** Set x->e (code KT_EINPUT unless given) and return -1, for `return cli_error(...)`. */
 int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)

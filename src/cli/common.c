@@ -1,4 +1,4 @@
-/* cli: shared command-line plumbing - options, name resolution, atomic output files. */
+/* cli: shared command-line plumbing - options, name resolution, the output of a command. */
 #include "cli.h"
 
 #include <dirent.h>
@@ -452,7 +452,7 @@ int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)
 
 FILE *cli_output(cli_ctx *x)
 {
-    if (!x->out.f && cli_out_open(&x->out, x->c.out_path, &x->e))
+    if (!x->out.f && of_open(&x->out, x->c.out_path, OF_BUFFER, &x->e))
         return NULL;
     return x->out.f;
 }
@@ -544,6 +544,7 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     x.cmd = cmd;
     x.argc = argc;
     x.argv = argv;
+    of_catch_signals();
     int rc = cmd->setup & CMD_RAW ? 0 : cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
     if (rc == 1) {
         fputs(cmd->help, stdout);
@@ -565,12 +566,12 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     int finished = status >= 0; /* the output is complete (possibly with a non-zero verdict) */
     if (status < 0)
         status = cli_fail(cmd->name, &x.e);
-    if (x.out.f) {
-        kt_err e;
-        err_clear(&e);
-        if (cli_out_close(&x.out, finished, &e) && finished)
-            status = cli_fail(cmd->name, &e);
-    }
+    kt_err e;
+    err_clear(&e);
+    if (!finished)
+        of_abort(&x.out);
+    else if (of_commit(&x.out, &e) || of_flush_stdout(&e))
+        status = cli_fail(cmd->name, &e);
     arena_free(&x.a);
     return status;
 }
@@ -602,58 +603,25 @@ int cli_list_dir(const char *dir, char names[][64], int max)
     return n;
 }
 
-int cli_out_open(cli_out *o, const char *path, kt_err *e)
-{
-    memset(o, 0, sizeof *o);
-    if (!path || !strcmp(path, "-")) {
-        o->f = stdout;
-        return 0;
-    }
-    snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0)
-        return err_set(e, KT_EINPUT, path, NULL, "cannot create output: %s", strerror(errno));
-    o->f = fdopen(fd, "w");
-    if (!o->f) {
-        close(fd);
-        unlink(o->tmp);
-        return err_set(e, KT_EINTERNAL, path, NULL, "cannot open output: %s", strerror(errno));
-    }
-    return 0;
-}
-
-int cli_out_close(cli_out *o, int ok, kt_err *e)
-{
-    if (!o->f)
-        return 0;
-    if (o->f == stdout) {
-        fflush(stdout);
-        o->f = NULL;
-        return 0;
-    }
-    int bad_write = ferror(o->f);
-    if (fclose(o->f))
-        bad_write = 1;
-    o->f = NULL;
-    if (!ok || bad_write) {
-        unlink(o->tmp);
-        if (ok)
-            return err_set(e, KT_EINTERNAL, o->path, NULL, "write failed");
-        return 0;
-    }
-    if (rename(o->tmp, o->path)) {
-        unlink(o->tmp);
-        return err_set(e, KT_EINPUT, o->path, NULL, "cannot write: %s", strerror(errno));
-    }
-    return 0;
-}
-
+/* The message is one line whatever names it quotes: control characters (a newline or an
+ * escape sequence in a file or tensor name) are written as \n, \t or \xNN, so input cannot
+ * forge further lines or drive the terminal. */
 int cli_fail(const char *cmd, const kt_err *e)
 {
     char buf[1024];
     err_format(e, buf, sizeof buf);
-    fprintf(stderr, "kitsune %s: %s\n", cmd, buf);
+    fprintf(stderr, "kitsune%s%s: ", cmd[0] ? " " : "", cmd);
+    for (const unsigned char *p = (const unsigned char *)buf; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", stderr);
+        else if (*p == '\t')
+            fputs("\\t", stderr);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(stderr, "\\x%02x", *p);
+        else
+            fputc(*p, stderr);
+    }
+    fputc('\n', stderr);
     return e->code ? e->code : 1;
 }
 

@@ -1,6 +1,7 @@
 /* sweep: design-space sweep over hardware fields and workload parameters, one CSV row per
  * (point, execution model); threads, shards, resumable output. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "../io/jsonx.h"
 #include "../model/graph.h"
 #include "../model/lint.h"
+#include "../io/outfile.h"
 #include "../model/run.h"
 #include "../opt/ilp.h"
 #include "../io/hw_json.h"
@@ -71,8 +73,6 @@ enum { SW_MAX_VALUES = 1000000 };
 #define SW_RANGE_SLACK 1e-9
 /* Progress bar refresh period (seconds): often enough to look live, rarely enough to be free. */
 #define SW_PROGRESS_PERIOD_S 0.1
-/* Largest partial file --resume reads (bytes). */
-#define SW_MAX_PARTIAL_BYTES ((size_t)16 << 30)
 /* Progress bar width in characters. */
 #define SW_BAR_CHARS 30
 
@@ -481,83 +481,237 @@ static void progress(long long done, long long total, long long computed, double
     fflush(stderr);
 }
 
-/* ---- resume: rows of complete points already in FILE.partial ---- */
-typedef struct sw_kept {
-    long long point;
-    size_t off, len;
-} sw_kept;
+/* ---- the sweep's identity: a fingerprint of everything that decides its rows ---- */
 
-/* Index the complete points of a partial file (header must match): a point counts only when all
- * of its nexec rows are there with their newlines. kept is malloc'd, ascending by point. */
-static int scan_partial(const char *buf, size_t len, const char *header, int nexec,
-                        sw_kept **kept, long long *nkept, const char *file, kt_err *e)
+/* FNV-1a over n bytes, continuing from *h. */
+static void fp_mix(uint64_t *h, const void *p, size_t n)
 {
-    *kept = NULL;
-    *nkept = 0;
-    size_t hl = strlen(header);
-    if (len < hl || memcmp(buf, header, hl))
-        return err_set(e, KT_EINPUT, file, NULL,
-                       "its header differs from this sweep's (remove it, or run the same sweep)");
-    long long cap = 0;
-    size_t pos = hl;
-    long long cur = -1;
-    size_t start = pos;
-    int rows = 0;
-    while (pos < len) {
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        if (!nl)
-            break; /* torn last line */
-        char *end;
-        long long p = strtoll(buf + pos, &end, 10);
-        if (end == buf + pos || *end != ',' || p < 0)
-            break;
-        if (p != cur) {
-            cur = p;
-            start = pos;
-            rows = 0;
-        }
-        rows++;
-        pos = (size_t)(nl - buf) + 1;
-        if (rows == nexec) {
-            if (*nkept >= cap) {
-                cap = cap ? 2 * cap : 1024;
-                sw_kept *nk = realloc(*kept, (size_t)cap * sizeof *nk);
-                if (!nk) {
-                    free(*kept);
-                    *kept = NULL;
-                    return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-                }
-                *kept = nk;
-            }
-            if (*nkept && (*kept)[*nkept - 1].point >= p)
-                break; /* not ascending: stop trusting the file here */
-            (*kept)[(*nkept)++] = (sw_kept){p, start, pos - start};
-        }
-    }
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ c[i]) * 1099511628211ull;
+}
+
+/* A string and its terminating NUL (so "ab","c" and "a","bc" differ). */
+static void fp_str(uint64_t *h, const char *s)
+{
+    fp_mix(h, s, strlen(s) + 1);
+}
+
+/* Read, fingerprint and parse a JSON input file (the bytes hashed are the bytes parsed). */
+static cJSON *load_hashed(const char *file, uint64_t *fp, kt_err *e)
+{
+    size_t len = 0;
+    char *text = io_read_file(file, JSONX_MAX_FILE_BYTES, &len, e);
+    if (!text)
+        return NULL;
+    fp_mix(fp, text, len);
+    fp_mix(fp, "", 1);
+    cJSON *root = jsonx_parse_file(text, len, file, e);
+    free(text);
+    return root;
+}
+
+/* A GPU as the sweep sees it: its tree with the "base" chain merged (so a change in any file
+ * of the chain changes it). */
+static int fp_json(uint64_t *fp, const cJSON *root, kt_err *e)
+{
+    char *text = cJSON_PrintUnformatted(root);
+    if (!text)
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+    fp_str(fp, text);
+    free(text);
     return 0;
 }
 
-static const sw_kept *find_kept(const sw_kept *k, long long n, long long p)
+/* The options that decide a sweep's rows (the hw and workload files are already mixed in):
+ * modes, execution models, --set, --vary and --zip as given, the model options and the
+ * shard. */
+static uint64_t fingerprint(uint64_t fp, const cli_common *c, int shard_k, int shard_n)
 {
-    long long lo = 0, hi = n;
-    while (lo < hi) {
-        long long mid = (lo + hi) / 2;
-        if (k[mid].point < p)
-            lo = mid + 1;
-        else
-            hi = mid;
+    char buf[512];
+    const kt_opts *o = &c->opts;
+    fp_str(&fp, "kitsune sweep " KT_VERSION);
+    snprintf(buf, sizeof buf, "modes %d exec %d launch %d vf %d vfbwd %d select %d shared %d "
+                              "rest %d optim %d cap %a ilp %a policy %d dtype %d:%d shard %d/%d",
+             c->modes, o->exec_mask, o->graph_launch, o->vf_policy, o->vf_backward, o->select,
+             o->scheduler_shared, o->rest_bsp, o->optimizer, o->power_cap_W, o->ilp_time_limit_s,
+             o->power_policy, c->dtype_given, (int)c->dtype, shard_k, shard_n);
+    fp_str(&fp, buf);
+    for (int i = 0; i < c->nsets; i++) {
+        snprintf(buf, sizeof buf, "%lld", (long long)c->sets[i].value);
+        fp_str(&fp, c->sets[i].name);
+        fp_str(&fp, buf);
     }
-    return lo < n && k[lo].point == p ? &k[lo] : NULL;
+    for (int k = 0; k < c->nvary; k++) {
+        fp_str(&fp, c->vary_zip[k] ? "--zip" : "--vary");
+        fp_str(&fp, c->vary[k]);
+    }
+    return fp;
 }
 
-static int header_string(const sw_ctx *x, char **out)
+/* ---- output: rows through FILE.partial (a regular -o FILE), else straight to the stream ----
+ * FILE.partial is the sweep's checkpoint, safe against a kill at any instruction:
+ * - it is created by an atomic rename, holding only its header: a line with the fingerprint,
+ *   then the CSV header; it exists complete or not at all;
+ * - rows are only appended, one point (all its execution models) per write, in point order;
+ *   a kill leaves at most a torn last point;
+ * - --resume reads it without changing it, then cuts the torn tail (one ftruncate), then
+ *   appends: the complete points are never rewritten, so no kill can lose them;
+ * - at the end its rows are copied (without the fingerprint line) into FILE atomically, and
+ *   only then is it removed. */
+
+/* The partial file's header: the fingerprint line, then the CSV header. */
+#define SW_FP_PREFIX "#kitsune-sweep-partial fingerprint="
+
+static int header_string(const sw_ctx *x, uint64_t fp, char **out, size_t *fp_len)
 {
     size_t len;
     FILE *f = open_memstream(out, &len);
     if (!f)
         return -1;
+    fprintf(f, SW_FP_PREFIX "%016llx\n", (unsigned long long)fp);
+    *fp_len = (size_t)ftell(f);
     write_header(f, x);
     return fclose(f) ? -1 : 0;
+}
+
+/* Read FILE.partial (fd) against this sweep: *kept complete points (the first of this shard's
+ * points, in order), ending at byte *end; *kept = -1 when the file holds a strict prefix of the
+ * header (empty: created by something that was interrupted) and is to be rebuilt. An error
+ * when its fingerprint differs (another sweep's rows) or its rows are not this sweep's points
+ * in order (changed by something else). Reads only. */
+static int scan_partial(int fd, const char *file, const char *hdr, const sw_ctx *x, long long first,
+                        long long step, long long *kept, off_t *end, kt_err *e)
+{
+    size_t hl = strlen(hdr);
+    int dfd = dup(fd);
+    FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
+    char *head = malloc(hl + 1), *line = NULL;
+    size_t cap = 0;
+    int rc = -1;
+    if (!f || !head) {
+        err_set(e, KT_EINTERNAL, file, NULL, "cannot read: %s", strerror(errno));
+        goto out;
+    }
+    size_t got = fread(head, 1, hl, f);
+    if (ferror(f)) {
+        err_set(e, KT_EINPUT, file, NULL, "cannot read: %s", strerror(errno));
+        goto out;
+    }
+    if (memcmp(head, hdr, got)) {
+        size_t pl = strlen(SW_FP_PREFIX);
+        if (got >= pl && !memcmp(head, SW_FP_PREFIX, pl))
+            err_set(e, KT_EINPUT, file, NULL,
+                    "holds rows of a different sweep (its hw or workload files, --vary values or "
+                    "options differ); remove it, or resume with the same inputs");
+        else
+            err_set(e, KT_EINPUT, file, NULL,
+                    "is not a partial file of this version of kitsune sweep; remove it");
+        goto out;
+    }
+    *kept = -1;
+    rc = 0;
+    if (got < hl)
+        goto out;
+    long long k = 0, lineno = 2;
+    int rows = 0;
+    off_t pos = (off_t)hl;
+    *end = pos;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') { /* a torn line ends it */
+        long long want = first + k * step;
+        char *stop;
+        errno = 0;
+        long long p = strtoll(line, &stop, 10);
+        lineno++;
+        if (stop == line || *stop != ',' || errno || p != want || want >= x->npoints) {
+            rc = err_set(e, KT_EINPUT, file, NULL,
+                         "line %lld: not a row of point %lld, which comes next in this sweep (the "
+                         "file was changed by something else); remove it",
+                         lineno, want);
+            goto out;
+        }
+        pos += (off_t)n;
+        if (++rows == x->nexec) {
+            k++;
+            rows = 0;
+            *end = pos;
+        }
+    }
+    if (ferror(f)) {
+        rc = err_set(e, KT_EINPUT, file, NULL, "cannot read: %s", strerror(errno));
+        goto out;
+    }
+    *kept = k;
+out:
+    free(line);
+    free(head);
+    if (f)
+        fclose(f);
+    else if (dfd >= 0)
+        close(dfd);
+    return rc;
+}
+
+/* Create FILE.partial holding only the header, atomically (outfile: temporary file, fsync,
+ * rename), and open it for appending. The descriptor, or -1 with e set. */
+static int create_partial(const char *partial, const char *hdr, kt_err *e)
+{
+    of_file o;
+    if (of_open(&o, partial, 0, e))
+        return -1;
+    fputs(hdr, o.f);
+    if (of_commit(&o, e))
+        return -1;
+    of_crash_point("partial-created");
+    int fd = open(partial, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+        err_set(e, KT_EINPUT, partial, NULL, "cannot open: %s", strerror(errno));
+    return fd;
+}
+
+/* The finished sweep: FILE.partial's bytes after `skip` (the fingerprint line) become FILE
+ * (outfile: atomic for a regular file), then FILE.partial is removed. */
+static int install(const char *partial, off_t skip, const char *out, kt_err *e)
+{
+    enum { CHUNK = 1 << 20 };
+    int fd = open(partial, O_RDONLY | O_CLOEXEC);
+    char *buf = malloc(CHUNK);
+    of_file o;
+    memset(&o, 0, sizeof o);
+    o.fd = o.slot = -1;
+    int rc = -1;
+    if (fd < 0 || !buf || lseek(fd, skip, SEEK_SET) < 0) {
+        err_set(e, KT_EINTERNAL, partial, NULL, "cannot read: %s", strerror(errno));
+        goto out;
+    }
+    if (of_open(&o, out, 0, e))
+        goto out;
+    for (;;) {
+        ssize_t n = read(fd, buf, CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            err_set(e, KT_EINTERNAL, partial, NULL, "cannot read: %s", strerror(errno));
+            goto out;
+        }
+        if (n == 0)
+            break;
+        if (fwrite(buf, 1, (size_t)n, o.f) != (size_t)n)
+            break; /* of_commit reports the stream's error */
+    }
+    if (of_commit(&o, e))
+        goto out;
+    of_crash_point("output-renamed");
+    if (unlink(partial) == 0)
+        of_sync_dir(partial);
+    rc = 0;
+out:
+    of_abort(&o);
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    return rc;
 }
 
 /* ---- setup ---- */
@@ -571,6 +725,7 @@ typedef struct sw_setup {
     sw_hw hw[CLI_MAX_HW];
     sw_mem mem;
     lint_list warn;          /* about the GPUs and workloads, before any point runs */
+    uint64_t fp; /* fingerprint of the input files read (fingerprint() adds the options) */
     arena a;
 } sw_setup;
 
@@ -595,10 +750,12 @@ static int setup_hw(const cli_common *c, sw_setup *s, kt_err *e)
         return err_set(e, KT_EINPUT, NULL, "--hw", "missing (e.g. --hw a100)");
     char hw_dir[PATH_MAX];
     cli_hw_dir(hw_dir, sizeof hw_dir);
+    s->fp = 14695981039346656037ull; /* FNV-1a's offset basis */
     for (int h = 0; h < c->nhw; h++) {
         sw_hw *u = &s->hw[h];
         if (cli_resolve("hw", c->hws[h], u->file, sizeof u->file, e) ||
-            hw_load_dir(u->file, hw_dir, &u->hw, e) || !(u->root = hw_json_load(u->file, hw_dir, e)))
+            hw_load_dir(u->file, hw_dir, &u->hw, e) || !(u->root = hw_json_load(u->file, hw_dir, e)) ||
+            fp_json(&s->fp, u->root, e))
             return -1;
         for (int j = 0; j < h; j++)
             if (!strcmp(s->hw[j].hw.name, u->hw.name))
@@ -625,7 +782,8 @@ static int setup_blocks(const cli_common *c, sw_setup *s, kt_err *e)
     for (int w = 0; w < nwl; w++) {
         if (cli_resolve("workloads", names[w], s->wl_file[w], sizeof s->wl_file[w], e))
             return -1;
-        if (!(s->wl_root[w] = jsonx_load(s->wl_file[w], e)))
+        fp_str(&s->fp, names[w]);
+        if (!(s->wl_root[w] = load_hashed(s->wl_file[w], &s->fp, e)))
             return -1;
         for (int m = 1; m <= 2; m++) {
             if (!(c->modes & m))
@@ -748,81 +906,92 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
 {
     sw_ctx *x = &s->x;
     int shard_n = c->shard_n ? c->shard_n : 1, shard_k = c->shard_n ? c->shard_k : 0;
-    char *header = NULL, *old = NULL;
-    sw_kept *kept = NULL;
-    long long nkept = 0, ntodo = 0;
+    char *header = NULL;
+    size_t fp_len = 0;
+    long long kept = 0, ntodo = 0;
     long long *todo = NULL;
     jobs *jb = NULL;
-    int rc = -1;
+    int rc = -1, fd = -1;
     char partial[PATH_MAX + 16];
     FILE *f = NULL;
-    if (header_string(x, &header))
+    of_file direct;
+    memset(&direct, 0, sizeof direct);
+    direct.fd = direct.slot = -1;
+    int use_partial = c->out_path && of_kind_of(c->out_path) == OF_ATOMIC;
+    if (header_string(x, fingerprint(s->fp, c, shard_k, shard_n), &header, &fp_len))
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-    if (c->resume && !c->out_path) {
-        err_set(e, KT_EINPUT, NULL, "--resume", "needs -o FILE (it continues FILE.partial)");
+    if (c->resume && !use_partial) {
+        err_set(e, KT_EINPUT, NULL, "--resume",
+                "needs -o FILE naming a regular file (it continues FILE.partial)");
         goto done;
     }
-    if (c->out_path) {
-        snprintf(partial, sizeof partial, "%s.partial", c->out_path);
-        if (c->resume && access(partial, F_OK) == 0) {
-            size_t len = 0;
-            kt_err re;
-            if (!(old = io_read_file(partial, SW_MAX_PARTIAL_BYTES, &len, &re)) ||
-                scan_partial(old, len, header, x->nexec, &kept, &nkept, partial, e)) {
-                if (!old)
-                    *e = re;
-                goto done;
-            }
-        }
-        f = fopen(partial, "w");
-        if (!f) {
-            err_set(e, KT_EINPUT, partial, NULL, "cannot create: %s", strerror(errno));
+    if (use_partial) {
+        of_sibling(c->out_path, ".partial", partial, sizeof partial);
+        if (c->resume && (fd = open(partial, O_RDWR | O_CLOEXEC)) < 0 && errno != ENOENT) {
+            err_set(e, KT_EINPUT, partial, NULL, "cannot open: %s", strerror(errno));
             goto done;
         }
+        if (fd >= 0) {
+            off_t end = 0;
+            if (scan_partial(fd, partial, header, x, shard_k, shard_n, &kept, &end, e))
+                goto done;
+            of_crash_point("resume-scanned");
+            if (kept < 0) { /* an unfinished header: start over */
+                close(fd);
+                fd = -1;
+                kept = 0;
+            } else if (ftruncate(fd, end) || lseek(fd, 0, SEEK_END) < 0) { /* the torn tail */
+                err_set(e, KT_EINPUT, partial, NULL, "cannot truncate: %s", strerror(errno));
+                goto done;
+            }
+            of_crash_point("resume-truncated");
+        }
+        if (fd < 0 && (fd = create_partial(partial, header, e)) < 0)
+            goto done;
+        if (!(f = fdopen(fd, "a"))) {
+            err_set(e, KT_EINTERNAL, partial, NULL, "cannot open: %s", strerror(errno));
+            goto done;
+        }
+        fd = -1;
     } else {
-        f = stdout;
+        if (of_open(&direct, c->out_path, 0, e))
+            goto done;
+        f = direct.f;
+        fputs(header + fp_len, f);
     }
     long long total = x->npoints > shard_k ? (x->npoints - shard_k + shard_n - 1) / shard_n : 0;
-    todo = malloc((size_t)(total ? total : 1) * sizeof *todo);
+    ntodo = total - kept;
+    todo = malloc((size_t)(ntodo > 0 ? ntodo : 1) * sizeof *todo);
     if (!todo) {
         err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
         goto done;
     }
-    for (long long p = shard_k; p < x->npoints; p += shard_n)
-        if (!find_kept(kept, nkept, p))
-            todo[ntodo++] = p;
+    for (long long i = 0; i < ntodo; i++)
+        todo[i] = shard_k + (kept + i) * shard_n;
     jobs_spec js = {todo, ntodo, c->jobs, x, eval_point, state_new, state_free};
     if (!(jb = jobs_start(&js, e)))
         goto done;
     int show = c->progress || isatty(STDERR_FILENO);
     double t0 = now_s(), last = 0;
-    fputs(header, f);
-    long long j = 0, done_points = 0;
-    int failed = 0;
-    for (long long p = shard_k; p < x->npoints && !failed; p += shard_n) {
-        const sw_kept *k = find_kept(kept, nkept, p);
-        if (k) {
-            fwrite(old + k->off, 1, k->len, f);
-        } else {
-            char *rows = NULL;
-            failed = jobs_take(jb, j, &rows) != 0;
-            if (rows) {
-                fputs(rows, f);
-                free(rows);
-            }
-            j++;
+    long long j = 0;
+    int failed = 0, bad_write = 0, werr = 0;
+    for (; j < ntodo && !failed && !bad_write; j++) {
+        char *rows = NULL;
+        failed = jobs_take(jb, j, &rows) != 0;
+        if (rows) {
+            fputs(rows, f); /* one point, one write: a kill tears at most this point */
+            free(rows);
         }
-        if (failed)
-            break;
-        fflush(f);
-        done_points++;
+        errno = 0;
+        bad_write = fflush(f) != 0 || ferror(f);
+        werr = errno ? errno : EIO;
         if (show && now_s() - last >= SW_PROGRESS_PERIOD_S) {
             last = now_s();
-            progress(done_points, total, j, t0, 0);
+            progress(kept + j + 1, total, j + 1, t0, 0);
         }
     }
     if (show)
-        progress(done_points, total, j, t0, 1);
+        progress(kept + j, total, j, t0, 1);
     kt_err we;
     err_clear(&we);
     long long fail_at = jobs_failure(jb, &we);
@@ -836,30 +1005,39 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
                 we.msg);
         goto done;
     }
-    if (f != stdout) {
-        int bad = ferror(f);
+    if (bad_write) {
+        err_set(e, KT_EINTERNAL, use_partial ? partial : direct.name, NULL, "cannot write: %s",
+                strerror(werr));
+        goto done;
+    }
+    if (use_partial) {
+        errno = 0;
+        int bad = fsync(fileno(f)) != 0;
+        int err = errno;
         if (fclose(f))
             bad = 1;
         f = NULL;
         if (bad) {
-            err_set(e, KT_EINTERNAL, partial, NULL, "write failed");
+            err_set(e, KT_EINTERNAL, partial, NULL, "cannot write: %s", strerror(err ? err : EIO));
             goto done;
         }
-        if (rename(partial, c->out_path)) {
-            err_set(e, KT_EINPUT, c->out_path, NULL, "cannot write: %s", strerror(errno));
+        of_crash_point("rows-written");
+        if (install(partial, (off_t)fp_len, c->out_path, e))
             goto done;
-        }
     } else {
-        fflush(stdout);
+        f = NULL;
+        if (of_commit(&direct, e))
+            goto done;
     }
     rc = 0;
 done:
     jobs_end(jb);
-    if (f && f != stdout)
+    if (f && use_partial)
         fclose(f); /* the partial file stays for --resume */
+    if (fd >= 0)
+        close(fd);
+    of_abort(&direct);
     free(todo);
-    free(kept);
-    free(old);
     free(header);
     return rc;
 }

@@ -9,8 +9,6 @@
 
 #include "file.h"
 
-enum { JSONX_MAX_FILE_BYTES = 64 * 1024 * 1024 };
-
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
 {
     const char *end = NULL;
@@ -34,18 +32,24 @@ cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
     return root;
 }
 
+cJSON *jsonx_parse_file(const char *text, size_t len, const char *file, kt_err *e)
+{
+    if (strlen(text) != len) {
+        err_set(e, KT_EINPUT, file, NULL, "invalid JSON: contains a NUL byte");
+        return NULL;
+    }
+    if (!strncmp(text, "\xef\xbb\xbf", 3)) /* byte-order mark: editors on Windows write one */
+        text += 3;
+    return jsonx_parse(text, file, e);
+}
+
 cJSON *jsonx_load(const char *file, kt_err *e)
 {
     size_t len = 0;
     char *buf = io_read_file(file, JSONX_MAX_FILE_BYTES, &len, e);
     if (!buf)
         return NULL;
-    if (strlen(buf) != len) {
-        free(buf);
-        err_set(e, KT_EINPUT, file, NULL, "invalid JSON: contains a NUL byte");
-        return NULL;
-    }
-    cJSON *root = jsonx_parse(buf, file, e);
+    cJSON *root = jsonx_parse_file(buf, len, file, e);
     free(buf);
     return root;
 }

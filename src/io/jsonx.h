@@ -2,15 +2,22 @@
 #ifndef KT_JSONX_H
 #define KT_JSONX_H
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "../err.h"
 
+/** Largest JSON file read (bytes). */
+enum { JSONX_MAX_FILE_BYTES = 64 * 1024 * 1024 };
+
 /** Read and parse a JSON file; NULL and e set (with line and column) on failure. */
 cJSON *jsonx_load(const char *file, kt_err *e);
 /** Parse JSON text held in memory; `file` names it in errors. */
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e);
+/** Parse the len bytes of a file read into memory (NUL-terminated at len): a NUL byte inside
+ *  is an error, a leading UTF-8 byte-order mark is skipped. */
+cJSON *jsonx_parse_file(const char *text, size_t len, const char *file, kt_err *e);
 /** Integer field `key` of obj (path names obj; no fraction, >= lo): required unless has_def,
  *  else def when absent. 0 or -1 with e set. */
 int jsonx_int(const cJSON *obj, const char *key, const char *file, const char *path, int has_def,
