@@ -1,5 +1,7 @@
 /* check_result: execution-model names, result totals from items, and the library's run API
  * (kt_graph, kt_summarize, kt_run's by-model index) on tests/data/tiny.json. */
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "../src/model/run.h"
@@ -36,6 +38,59 @@ START_TEST(test_result_sum)
     ck_assert_int_eq(r.kernels, 2);
     ck_assert_double_eq_tol(r.class_time_s[UC_DRAM_LOW], 1e-3, 1e-18); /* SM high, DRAM low */
     ck_assert_double_eq_tol(r.class_time_s[UC_SM_LOW], 2e-3, 1e-18);
+}
+END_TEST
+
+START_TEST(test_count_sums)
+{
+    ck_assert_int_eq(kt_count_add(3, 4), 7);
+    ck_assert_int_eq(kt_count_add(INT64_MAX - 1, 2), INT64_MAX); /* saturates, no wrap */
+    ck_assert_int_eq(kt_count_add(INT64_MAX, INT64_MAX), INT64_MAX);
+    ck_assert_int_eq(kt_count_mul(3, 4), 12);
+    ck_assert_int_eq(kt_count_mul(INT64_MAX / 2 + 1, 2), INT64_MAX);
+    /* three kernels of 4e18 FLOPs each: the old sum wrapped to a negative count */
+    kt_item it[3];
+    memset(it, 0, sizeof it);
+    for (int i = 0; i < 3; i++)
+        it[i].c = (cost_result){.time_s = 1, .flops = 4000000000000000000, .bound = BOUND_COMPUTE};
+    kt_result r;
+    memset(&r, 0, sizeof r);
+    r.items = it;
+    r.nitems = 3;
+    r.clock_MHz = 1000;
+    result_sum(&r);
+    ck_assert_int_eq(r.flops, INT64_MAX);
+    kt_err e;
+    err_clear(&e);
+    ck_assert_int_eq(result_check(&r, "bsp run", "w.json", &e), -1);
+    ck_assert_int_eq(e.code, KT_EINPUT);
+    ck_assert_str_eq(e.file, "w.json");
+    ck_assert_str_eq(e.msg, "the FLOP count of the bsp run exceeds 9e18, the range of 64-bit "
+                            "counters (use smaller parameters)");
+    r.nitems = 2;
+    result_sum(&r);
+    ck_assert_int_eq(r.flops, 8000000000000000000);
+    ck_assert_int_eq(result_check(&r, "bsp run", "w.json", &e), 0);
+    /* read + write beyond 64 bits although each fits */
+    r.dram_read_bytes = r.dram_write_bytes = 5000000000000000000;
+    ck_assert_int_eq(result_check(&r, "bsp run", "w.json", &e), -1);
+    ck_assert(strstr(e.msg, "the DRAM bytes of the bsp run exceeds") == e.msg);
+    r.dram_read_bytes = r.dram_write_bytes = 0;
+    /* not finite, or negative: a model error */
+    it[1].energy_J = NAN;
+    it[1].name = "fc1";
+    ck_assert_int_eq(result_check(&r, "vf run", "w.json", &e), -1);
+    ck_assert_int_eq(e.code, KT_EINTERNAL);
+    ck_assert_str_eq(e.msg, "the energy of kernel \"fc1\" of the vf run is not a finite number "
+                            ">= 0 (a model error)");
+    it[1].energy_J = 0;
+    r.e_tensor_J = -1e-25;
+    ck_assert_int_eq(result_check(&r, "vf run", "w.json", &e), -1);
+    r.e_tensor_J = 0;
+    it[0].c.time_s = INFINITY;
+    ck_assert_int_eq(result_check(&r, "vf run", "w.json", &e), -1);
+    ck_assert_str_eq(e.msg, "the time of kernel \"?\" of the vf run is not a finite number >= 0 "
+                            "(a model error)");
 }
 END_TEST
 
@@ -79,6 +134,7 @@ static Suite *result_suite(void)
     TCase *t = tcase_create("result");
     tcase_add_test(t, test_exec_names);
     tcase_add_test(t, test_result_sum);
+    tcase_add_test(t, test_count_sums);
     tcase_add_test(t, test_run_api);
     suite_add_tcase(s, t);
     return s;

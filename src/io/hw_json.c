@@ -119,8 +119,17 @@ static const cJSON *lookup(const cJSON *root, const char *dotted, char *failed_a
     return cur;
 }
 
+/* Ranges of the per-dtype tables. A tensor rate is 0 (no tensor cores for the dtype: SIMT
+ * fallback) or at least 1 FLOP per clock per SM (an A100 does 2048 in bf16, a B200 about 16k in
+ * fp8); 1e6 leaves room for any future part. Energy per tensor FLOP is 0.1-2 pJ on real parts;
+ * 1e3 pJ bounds it so that energies stay finite. A denormal rate or a 1e308 pJ figure is an
+ * error, not a NaN in the output. */
+#define HW_TENSOR_RATE_MIN 1.0
+#define HW_TENSOR_RATE_MAX 1e6
+#define HW_TENSOR_PJ_MAX 1e3
+
 static int read_dtype_table(const cJSON *root, const char *key, const char *file, double *out,
-                            int required, kt_err *e)
+                            int required, double lo, double hi, kt_err *e)
 {
     char path[128];
     snprintf(path, sizeof path, "%s", key);
@@ -141,9 +150,13 @@ static int read_dtype_table(const cJSON *root, const char *key, const char *file
         snprintf(p, sizeof p, "%s.%s", path, it->string);
         if (dt_parse(it->string, &d) || !dt_is_float(d))
             return err_set(e, KT_EINPUT, file, p, "unknown floating-point dtype \"%s\"", it->string);
-        if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0)
+        double v = it->valuedouble;
+        if (!cJSON_IsNumber(it) || !isfinite(v) || v < 0)
             return err_set(e, KT_EINPUT, file, p, "must be a number >= 0");
-        out[d] = it->valuedouble;
+        if (v != 0 && (v < lo || v > hi))
+            return err_set(e, KT_EINPUT, file, p,
+                           lo > 0 ? "must be 0 or in [%g, %g]" : "must be in [%g, %g]", lo, hi);
+        out[d] = v;
     }
     return 0;
 }
@@ -187,9 +200,11 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
         else
             *(double *)((char *)g + f->off) = v;
     }
-    if (read_dtype_table(root, "tensor_flop_per_clk_per_sm", file, g->tensor_flop_per_clk_per_sm, 1, e))
+    if (read_dtype_table(root, "tensor_flop_per_clk_per_sm", file, g->tensor_flop_per_clk_per_sm, 1,
+                         HW_TENSOR_RATE_MIN, HW_TENSOR_RATE_MAX, e))
         return -1;
-    if (read_dtype_table(root, "energy.tensor_pJ_per_flop", file, g->tensor_pJ_per_flop, 1, e))
+    if (read_dtype_table(root, "energy.tensor_pJ_per_flop", file, g->tensor_pJ_per_flop, 1, 0,
+                         HW_TENSOR_PJ_MAX, e))
         return -1;
     if (g->clock_min_MHz > g->clock_MHz)
         return err_set(e, KT_EINPUT, file, "clock_min_MHz", "must be <= clock_MHz");

@@ -142,8 +142,8 @@ static void embedding_bwd_tile(const hw_gpu *g, const op_work *w, cost_tiling *t
         int64_t acc_elems = (int64_t)(acc / EMB_BWD_ACC_BYTES);
         t->kernels = EMB_BWD_GEN_KERNELS;
         t->tiles = 2 * cdiv(acc_elems, TRITON_XBLOCK) + cdiv(w->elems ? w->elems : 1, TRITON_XBLOCK);
-        t->extra_dram_write_bytes = (int64_t)acc; /* the fp32 zero fill */
-        t->extra_dram_read_bytes = (int64_t)acc;  /* read back by the conversion */
+        t->extra_dram_write_bytes = (int64_t)fmin(acc, KT_COUNT_LIMIT); /* the fp32 zero fill */
+        t->extra_dram_read_bytes = t->extra_dram_write_bytes; /* read back by the conversion */
         t->l2_bytes = (int64_t)fmin(3.0 * acc + (double)w->in_l2_bytes + (double)table, 9.0e18);
     }
     t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
@@ -171,7 +171,8 @@ static void norm_param_grad_tile(const hw_gpu *g, const op_work *w, cost_tiling 
         double bytes = (double)w->in_bytes[0] + (double)w->in_bytes[1];
         pass = bytes / (g->dram_bandwidth_GBps * 1e9 * g->dram_frac);
         if (bytes > hw_l2_bytes(g))
-            t->extra_dram_read_bytes += (int64_t)bytes;
+            t->extra_dram_read_bytes =
+                kt_count_add(t->extra_dram_read_bytes, (int64_t)fmin(bytes, KT_COUNT_LIMIT));
     } else {
         int64_t ctas = cdiv(w->row_len, NORM_PARAM_GRAD_COLS_PER_CTA);
         pass = (double)cdiv(ctas, g->sm_count) * (double)w->rows * g->norm_param_grad_ns_per_row * 1e-9;
@@ -198,8 +199,8 @@ static void conv_xform_tile(const hw_gpu *g, const op_work *w, int sms, cost_til
     t->tail_s += 2.0 * xb / roof_dram_Bps(g, sms, roof_inflight_full(g));
     t->l2_bytes = (int64_t)fmin((double)t->l2_bytes + 2.0 * xb, 9.0e18);
     if (xb > hw_l2_bytes(g) * L2_TEMP_FRAC) {
-        t->extra_dram_read_bytes += w->xform_bytes;
-        t->extra_dram_write_bytes += w->xform_bytes;
+        t->extra_dram_read_bytes = kt_count_add(t->extra_dram_read_bytes, w->xform_bytes);
+        t->extra_dram_write_bytes = kt_count_add(t->extra_dram_write_bytes, w->xform_bytes);
     }
 }
 
@@ -261,7 +262,7 @@ static void bn_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
                         : (double)w->in_bytes[0];
     t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + second + (double)w->out_bytes, 9.0e18);
     if (second > hw_l2_bytes(g))
-        t->extra_dram_read_bytes = (int64_t)second;
+        t->extra_dram_read_bytes = (int64_t)fmin(second, KT_COUNT_LIMIT);
     int active = (int)(w->rows < sms ? w->rows : sms);
     if (active < 1)
         active = 1;
@@ -316,7 +317,7 @@ static void sort_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
         t->threads_per_cta = STREAM_THREADS;
         t->tiles = cdiv(w->elems > 0 ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
         if ((double)w->in_bytes[0] > l2cap * L2_TEMP_FRAC)
-            t->extra_dram_read_bytes = w->in_bytes[0] * (passes - 1);
+            t->extra_dram_read_bytes = kt_count_mul(w->in_bytes[0], passes - 1);
     }
     t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
     t->kernels = w->kernels;
@@ -325,8 +326,8 @@ static void sort_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
                 (double)w->out_bytes + 2.0 * (double)w->temp_bytes;
     t->l2_bytes = (int64_t)fmin(l2, 9.0e18);
     if (w->temp_bytes > 0 && (double)w->out_bytes > l2cap * L2_TEMP_FRAC) {
-        t->extra_dram_read_bytes += w->temp_bytes;
-        t->extra_dram_write_bytes += w->temp_bytes;
+        t->extra_dram_read_bytes = kt_count_add(t->extra_dram_read_bytes, w->temp_bytes);
+        t->extra_dram_write_bytes = kt_count_add(t->extra_dram_write_bytes, w->temp_bytes);
     }
 }
 
@@ -405,6 +406,7 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
     case OPK_ATTN: {
         int64_t group = w->heads / (w->kv_heads ? w->kv_heads : 1);
         double keys_per_row = w->causal ? (double)w->l - (double)(w->s - 1) / 2.0 : (double)w->l;
+        double dd = (double)w->d + (double)w->dv; /* key + value width of a row */
         t->threads_per_cta = ATTN_THREADS;
         if (w->s * group <= ATTN_BR / 2) {
             /* decode: one CTA per (batch, kv head, KV chunk), the group's queries packed as rows */
@@ -413,10 +415,9 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             t->tiles = w->batch * w->kv_heads * chunks;
             t->tm = rows;
             t->tn = ATTN_DECODE_CHUNK;
-            t->tile_flops_tensor = 2.0 * (double)rows * (double)ATTN_DECODE_CHUNK * (double)(w->d + w->dv);
-            t->l2_bytes = (int64_t)sat_mul((double)t->tiles,
-                                           (double)ATTN_DECODE_CHUNK * (double)(w->d + w->dv) * esz +
-                                               (double)rows * (double)(w->d + w->dv) * esz);
+            t->tile_flops_tensor = 2.0 * (double)rows * (double)ATTN_DECODE_CHUNK * dd;
+            t->l2_bytes = (int64_t)sat_mul((double)t->tiles, (double)ATTN_DECODE_CHUNK * dd * esz +
+                                                                 (double)rows * dd * esz);
         } else {
             int64_t qt = cdiv(w->s, ATTN_BR);
             t->tiles = w->batch * w->heads * qt;
@@ -424,14 +425,14 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             t->tn = ATTN_BC;
             t->tile_flops_tensor = (double)w->flops_tensor / (double)t->tiles;
             /* each query tile streams the keys it attends through L2 */
-            t->l2_bytes = (int64_t)sat_mul((double)t->tiles,
-                                           keys_per_row * (double)(w->d + w->dv) * esz +
-                                               (double)ATTN_BR * (double)(w->d + w->dv) * esz);
+            t->l2_bytes = (int64_t)sat_mul((double)t->tiles, keys_per_row * dd * esz +
+                                                                 (double)ATTN_BR * dd * esz);
         }
         if (w->is_backward)
-            t->l2_bytes *= 2; /* dK/dV accumulation re-reads Q, dO per KV tile */
-        t->l2_bytes += w->out_bytes + w->mask_l2_bytes; /* one mask element per score */
-        t->smem_per_cta_bytes = (double)(t->tm * w->d + 2 * 2 * ATTN_BC * (w->d + w->dv)) * esz;
+            t->l2_bytes = kt_count_mul(t->l2_bytes, 2); /* dK/dV accumulation re-reads Q, dO */
+        /* one mask element per score */
+        t->l2_bytes = kt_count_add(t->l2_bytes, kt_count_add(w->out_bytes, w->mask_l2_bytes));
+        t->smem_per_cta_bytes = ((double)t->tm * (double)w->d + 2.0 * 2 * ATTN_BC * dd) * esz;
         t->ctas_per_sm = occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
@@ -644,8 +645,8 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         r->compute_s = r->dispatch_s;
 
     r->l2_bytes = t.l2_bytes;
-    r->dram_read_bytes = ext_dram_read + t.extra_dram_read_bytes;
-    r->dram_write_bytes = ext_dram_write + t.extra_dram_write_bytes;
+    r->dram_read_bytes = kt_count_add(ext_dram_read, t.extra_dram_read_bytes);
+    r->dram_write_bytes = kt_count_add(ext_dram_write, t.extra_dram_write_bytes);
     /* bytes in flight per SM: cp.async pipelines (GEMM, attention) and vectorized kernels keep
      * one 16-byte load per thread of a full SM outstanding; other kernels are limited by their
      * resident threads (16-byte vector loads, as ATen's kernels issue them) and by the bytes a
@@ -655,8 +656,8 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         double threads = (double)t.ctas_per_sm * t.threads_per_cta;
         if (threads > g->max_threads_per_sm)
             threads = g->max_threads_per_sm;
-        double per_cta_bytes = (double)(w->in_l2_bytes + w->out_bytes + t.extra_dram_read_bytes +
-                                        t.extra_dram_write_bytes) /
+        double per_cta_bytes = ((double)w->in_l2_bytes + (double)w->out_bytes +
+                                (double)t.extra_dram_read_bytes + (double)t.extra_dram_write_bytes) /
                                (double)t.tiles;
         double per_cta = fmin(threads / t.ctas_per_sm * ROOF_INFLIGHT_BYTES_PER_THREAD, per_cta_bytes);
         inflight = fmax(1.0, fmin(inflight, per_cta * t.ctas_per_sm));
@@ -670,7 +671,8 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         if (atomic_s > r->l2_s)
             r->l2_s = atomic_s;
     }
-    r->dram_s = (double)(r->dram_read_bytes + r->dram_write_bytes) / roof_dram_Bps(g, active, inflight);
+    int64_t dram_bytes = kt_count_add(r->dram_read_bytes, r->dram_write_bytes);
+    r->dram_s = (double)dram_bytes / roof_dram_Bps(g, active, inflight);
     double overlapped_dram_s = r->dram_s;
     r->tail_s = t.tail_s;
     if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) {
@@ -693,7 +695,7 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         r->latency_s += g->gemm_fixed_clk / (c->clock_MHz * 1e6);
     if (t.split_k > 1)
         r->latency_s += g->l2_latency_ns * 1e-9; /* partial-sum reduction round trip */
-    r->flops = w->flops_tensor + w->flops_simt;
+    r->flops = kt_count_add(w->flops_tensor, w->flops_simt);
     r->flops_tensor = w->flops_tensor;
     r->flops_simt = w->flops_simt;
     r->sfu_ops = w->sfu_ops;
@@ -706,6 +708,6 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     if (t.tail_s > body) /* the serial partial sums dominate */
         r->bound = BOUND_LATENCY;
     r->time_s = r->launch_s + r->latency_s + body + r->tail_s;
-    roof_util(g, r->flops, w->flops_tensor > 0, w->cdt, r->dram_read_bytes + r->dram_write_bytes,
-              r->time_s, c->clock_MHz, &r->sm_util, &r->dram_util);
+    roof_util(g, r->flops, w->flops_tensor > 0, w->cdt, dram_bytes, r->time_s, c->clock_MHz,
+              &r->sm_util, &r->dram_util);
 }

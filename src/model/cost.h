@@ -53,6 +53,25 @@ typedef struct cost_result {
     double sm_util, dram_util;     /* achieved fraction of peak compute / DRAM bandwidth */
 } cost_result;
 
+/** Largest count (FLOPs, bytes) a result reports. Counts are carried in 64 bits: per-op counts
+ *  are checked when the graph is built (op.c), kernel terms saturate here (cost.c), and every
+ *  sum of counts saturates at INT64_MAX (kt_count_add); a count at or above this limit is
+ *  overflow, which kt_run reports as an error instead of printing it (result.h, result_check). */
+#define KT_COUNT_LIMIT 9.0e18
+
+/** a + b for counts (>= 0), saturating at INT64_MAX instead of overflowing. */
+static inline int64_t kt_count_add(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_add_overflow(a, b, &s) ? INT64_MAX : s;
+}
+/** a x b for counts (>= 0), saturating at INT64_MAX. */
+static inline int64_t kt_count_mul(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_mul_overflow(a, b, &s) ? INT64_MAX : s;
+}
+
 /** Tile an op for the GPU, when it runs on `sms` SMs. */
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t);
 /** Evaluate op work on `sms` SMs. ext_dram_read/ext_dram_write: bytes of the op's own inputs and

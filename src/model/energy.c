@@ -115,14 +115,14 @@ void en_item(const hw_gpu *hw, kt_item *it)
     if (rf_simt_J > simt_J)
         rf_simt_J = simt_J;
 
-    double mm_rest_J = mm_J - smem_J - rf_mm_J;
+    double mm_rest_J = fmax(0.0, mm_J - smem_J - rf_mm_J); /* rounding when the carve is all of it */
     it->e_tensor_J = (mm_on_simt ? 0 : mm_rest_J) * v2;
     it->e_simt_J = (simt_J - rf_simt_J + (mm_on_simt ? mm_rest_J : 0)) * v2;
     it->e_smem_J = smem_J * v2;
     it->e_rf_J = (rf_mm_J + rf_simt_J) * v2;
     it->e_l2_J = (double)c->l2_bytes * hw->l2_pJ_per_byte * PJ_TO_J * v2;
-    it->e_dram_J = (double)(c->dram_read_bytes + c->dram_write_bytes) * hw->dram_pJ_per_byte *
-                   PJ_TO_J;
+    it->e_dram_J = (double)kt_count_add(c->dram_read_bytes, c->dram_write_bytes) *
+                   hw->dram_pJ_per_byte * PJ_TO_J;
     it->e_static_J = hw->static_W * c->time_s;
     it->energy_J = it->e_tensor_J + it->e_simt_J + it->e_dram_J + it->e_l2_J + it->e_smem_J +
                    it->e_rf_J + it->e_static_J;

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "../arena.h"
+#include "../err.h"
 #include "cost.h"
 
 /** Evaluates an item again at another SM clock (the power cap lowers clocks): its cost at
@@ -62,7 +63,13 @@ typedef struct kt_result {
 
 /** Utilization class of one kernel. */
 int result_class(const cost_result *c);
-/** Recompute totals (time, flops, bytes, kernels, class times) from the items. */
+/** Recompute totals (time, flops, bytes, kernels, class times) from the items; count sums
+ *  saturate (kt_count_add). */
 void result_sum(kt_result *r);
+/** The result is reportable: every count below KT_COUNT_LIMIT, every time, energy, power and
+ *  clock finite and >= 0 (items and totals). 0, or -1 with e set naming what is wrong and in
+ *  which result: code KT_EINPUT for a count too large for 64 bits (the workload is too big),
+ *  KT_EINTERNAL for a non-finite or negative number (a model error). file names the input. */
+int result_check(const kt_result *r, const char *what, const char *file, kt_err *e);
 
 #endif

@@ -1,6 +1,7 @@
 /* run: one prediction - workload on a GPU under the requested execution models. */
 #include "run.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "autodiff.h"
@@ -77,27 +78,53 @@ int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e)
     for (int i = 0; i < g->nop; i++) {
         if (w[i].kind != OPK_FREE)
             s->kernels++;
-        s->flops_tensor += w[i].flops_tensor;
-        s->flops_simt += w[i].flops_simt;
+        s->flops_tensor = kt_count_add(s->flops_tensor, w[i].flops_tensor);
+        s->flops_simt = kt_count_add(s->flops_simt, w[i].flops_simt);
     }
     for (int i = 0; i < g->ntensor; i++) {
         const wl_tensor *t = &g->t[i];
         int view = t->producer >= 0 && w[t->producer].kind == OPK_FREE;
         if (t->kind == TK_WEIGHT)
-            s->weight_bytes += t->bytes;
+            s->weight_bytes = kt_count_add(s->weight_bytes, t->bytes);
         if (t->kind == TK_INTER && !view)
-            s->act_bytes += t->bytes;
+            s->act_bytes = kt_count_add(s->act_bytes, t->bytes);
         if (t->kind == TK_INPUT || t->kind == TK_WEIGHT || t->kind == TK_OUTPUT)
-            s->min_dram_bytes += t->bytes;
+            s->min_dram_bytes = kt_count_add(s->min_dram_bytes, t->bytes);
         if (t->saved)
-            s->saved_bytes += t->bytes;
+            s->saved_bytes = kt_count_add(s->saved_bytes, t->bytes);
     }
+    const int64_t v[] = {kt_count_add(s->flops_tensor, s->flops_simt), s->weight_bytes,
+                         s->act_bytes, s->min_dram_bytes, s->saved_bytes};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if ((double)v[i] >= KT_COUNT_LIMIT)
+            return err_set(e, KT_EINPUT, g->file, NULL,
+                           "the graph's total FLOPs or bytes exceed 9e18, the range of 64-bit "
+                           "counters (use smaller parameters)");
     graph_mem m;
     if (graph_memory(g, a, &m, e))
         return -1;
     s->peak_act_bytes = m.peak_act_bytes;
     if (wl_add(m.weight_bytes, m.peak_act_bytes, &s->footprint_bytes))
         return err_set(e, KT_EINPUT, g->file, NULL, "memory footprint overflows 64 bits");
+    return 0;
+}
+
+/* Every result is reportable (result_check): counts within 64 bits, finite non-negative times
+ * and energies; and kitsune is never slower than the plan it falls back to without pipelines
+ * (kitsune.c keeps the best), which a failure here would mean the model broke. */
+static int run_check(const kt_run_result *rr, const char *file, kt_err *e)
+{
+    for (int i = 0; i < rr->nres; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s run", rr->res[i].exec);
+        if (result_check(&rr->res[i], what, file, e))
+            return -1;
+        if (rr->capped_by[rr->res[i].exec_id]) {
+            snprintf(what, sizeof what, "%s run under the power cap", rr->res[i].exec);
+            if (result_check(&rr->capped[i], what, file, e))
+                return -1;
+        }
+    }
     return 0;
 }
 
@@ -159,5 +186,5 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
         }
         out->by[out->res[i].exec_id] = &out->res[i];
     }
-    return 0;
+    return run_check(out, g->file, e);
 }

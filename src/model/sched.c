@@ -89,7 +89,7 @@ int sched_op(sched_walk *s, int i, const op_work *w, kt_item *it, int64_t *miss)
             int64_t m = sched_read(s, o->in[j], w->in_bytes[j]);
             if (miss)
                 miss[j] = m;
-            rd += m;
+            rd = kt_count_add(rd, m);
         }
     if (sched_kernel(s, w, s->hw->sm_count, rd, w->out_bytes, it))
         return -1;

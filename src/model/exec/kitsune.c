@@ -32,8 +32,8 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
         return 0;
     int64_t b = 0;
     for (int i = p->first_op; i <= p->last_op; i++)
-        b += x->bsp_bytes[i];
-    return p->dram_read_bytes + p->dram_write_bytes > b;
+        b = kt_count_add(b, x->bsp_bytes[i]);
+    return kt_count_add(p->dram_read_bytes, p->dram_write_bytes) > b;
 }
 
 /* Selection cost of ops first..last as one pipeline: its time with the greedy allocation, or -1
@@ -99,7 +99,7 @@ static int bsp_pass(ks_ctx *x, kt_err *e)
             continue;
         x->bsp_s[i] = c->time_s;
         x->bsp_util[i] = c->sm_util;
-        x->bsp_bytes[i] = c->dram_read_bytes + c->dram_write_bytes;
+        x->bsp_bytes[i] = kt_count_add(c->dram_read_bytes, c->dram_write_bytes);
     }
     return 0;
 }
@@ -114,11 +114,12 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     c->time_s = p->time_s;
     c->launch_s = cost_launch_s(hw, &x->c);
     c->latency_s = hw->dram_latency_ns * 1e-9 + p->fill_s + p->setup_s;
-    c->compute_s = p->time_s - c->launch_s - c->latency_s;
+    c->compute_s = fmax(0.0, p->time_s - c->launch_s - c->latency_s); /* 0, not -1e-22, at 1 tile */
     c->dram_read_bytes = p->dram_read_bytes;
     c->dram_write_bytes = p->dram_write_bytes;
     c->l2_bytes = p->l2_bytes;
-    c->dram_s = roof_dram_s(hw, (double)(p->dram_read_bytes + p->dram_write_bytes));
+    int64_t dram_bytes = kt_count_add(p->dram_read_bytes, p->dram_write_bytes);
+    c->dram_s = roof_dram_s(hw, (double)dram_bytes);
     c->l2_s = (double)p->l2_bytes / roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk);
     c->bound = p->bottleneck_stage >= 0 ? BOUND_COMPUTE
              : !strcmp(p->bottleneck, "dram") ? BOUND_DRAM
@@ -127,9 +128,9 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     int sms[2] = {0, 0};
     dtype cdt = DT_BF16;
     for (int i = p->first_op; i <= p->last_op; i++) {
-        ft += w[i].flops_tensor;
-        fs += w[i].flops_simt;
-        sfu += w[i].sfu_ops;
+        ft = kt_count_add(ft, w[i].flops_tensor);
+        fs = kt_count_add(fs, w[i].flops_simt);
+        sfu = kt_count_add(sfu, w[i].sfu_ops);
         if (w[i].flops_tensor > 0)
             cdt = w[i].cdt;
     }
@@ -148,7 +149,7 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     c->simt_s = simt_s;
     c->flops_tensor = ft;
     c->flops_simt = fs;
-    c->flops = ft + fs;
+    c->flops = kt_count_add(ft, fs);
     c->sfu_ops = sfu;
     c->cdt = cdt;
     c->tiles = p->tiles;
@@ -156,8 +157,7 @@ static void pipe_cost(const pipe_env *x, const ks_pipeline *p, cost_result *c)
     int used = sms[0] > sms[1] ? sms[0] : sms[1];
     c->sms = used < hw->sm_count ? used : hw->sm_count;
     c->wave_eff = 1;
-    roof_util(hw, c->flops, ft > 0, cdt, c->dram_read_bytes + c->dram_write_bytes, c->time_s,
-              clk, &c->sm_util, &c->dram_util);
+    roof_util(hw, c->flops, ft > 0, cdt, dram_bytes, c->time_s, clk, &c->sm_util, &c->dram_util);
 }
 
 /* What re-evaluates a pipeline at another clock: the run's environment, the pipeline, its tile

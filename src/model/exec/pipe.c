@@ -266,7 +266,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             if (s < 0)
                 return -1; /* the caller puts every op that is not a view in a stage */
             stage_of[i - p->first_op] = s;
-            p->flops += w[i].flops_tensor + w[i].flops_simt;
+            p->flops = kt_count_add(p->flops, kt_count_add(w[i].flops_tensor, w[i].flops_simt));
             if (s >= n)
                 return -1;
             if (s >= p->nstages)
@@ -295,7 +295,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         stage_of[i - p->first_op] = -1;
         if (w[i].kind == OPK_FREE)
             continue;
-        p->flops += w[i].flops_tensor + w[i].flops_simt;
+        p->flops = kt_count_add(p->flops, kt_count_add(w[i].flops_tensor, w[i].flops_simt));
         int s = epilogue_stage(x, p, stage_of, i);
         if (s >= 0) {
             ks_stage *st = &p->stages[s];
@@ -368,7 +368,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 } else if (first_sight(seen, seen_stage, &nseen, rt, -1) < 0) {
                     io->bcast_dram += (double)op_input_miss(x, i, j);
                     if (t->kind == TK_WEIGHT)
-                        p->weight_bytes += t->bytes;
+                        p->weight_bytes = kt_count_add(p->weight_bytes, t->bytes);
                 }
                 continue;
             }

@@ -682,7 +682,7 @@ static int main_op(const vf_plan *p, int id)
             gemm = i;
         int64_t b = w->out_bytes;
         for (int j = 0; j < w->nin; j++)
-            b += w->in_bytes[j];
+            b = kt_count_add(b, w->in_bytes[j]);
         if (w->kind == OPK_ROW && b > rowb) {
             row = i;
             rowb = b;
@@ -962,9 +962,9 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
         }
         int64_t rd = 0, wr = 0, inb = 0;
         for (int j = 0; j < s.nout; j++)
-            wr += s.bytes[s.xout[j]];
+            wr = kt_count_add(wr, s.bytes[s.xout[j]]);
         for (int j = 0; j < s.nin; j++)
-            inb += s.bytes[s.xin[j]];
+            inb = kt_count_add(inb, s.bytes[s.xin[j]]);
         int which[VF_MAX_PADS];
         int64_t pad[VF_MAX_PADS];
         int npad = p.policy == VF_INDUCTOR && G->nreal == 1 && gw->kind == OPK_GEMM
@@ -1007,7 +1007,7 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
                 return oom(g, e);
         }
         for (int j = 0; j < s.nin; j++)
-            rd += sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]);
+            rd = kt_count_add(rd, sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]));
         if (sched_kernel(&walk, gw, hw->sm_count, rd, wr, it))
             return oom(g, e);
         for (int j = 0; j < s.nout; j++)
