@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../src/model/energy.h"
 #include "../src/model/exec/bsp.h"
 #include "../src/model/exec/kitsune.h"
 #include "../src/model/run.h"
@@ -329,6 +330,118 @@ START_TEST(never_more_dram_than_bsp)
 }
 END_TEST
 
+/* Three Tensor stages on a GPU with two SMs: no allocation gives each stage an SM, the ILP and
+ * the greedy both fail, and the pipeline says why instead of running with capacity ignored. */
+START_TEST(infeasible_mapping_is_flagged)
+{
+    hw_gpu hw = a100();
+    hw.sm_count = 2;
+    arena a = {0};
+    wl_graph g;
+    kt_err e;
+    wl_init(&g, "chain3", &a);
+    int64_t xd[2] = {4096, 512}, wd[2] = {512, 512};
+    int t[7] = {wl_add_tensor(&g, "x", 2, xd, DT_BF16, TK_INPUT, &e),
+                wl_add_tensor(&g, "w1", 2, wd, DT_BF16, TK_WEIGHT, &e),
+                wl_add_tensor(&g, "w2", 2, wd, DT_BF16, TK_WEIGHT, &e),
+                wl_add_tensor(&g, "w3", 2, wd, DT_BF16, TK_WEIGHT, &e),
+                wl_add_tensor(&g, "h1", 2, xd, DT_BF16, TK_INTER, &e),
+                wl_add_tensor(&g, "h2", 2, xd, DT_BF16, TK_INTER, &e),
+                wl_add_tensor(&g, "y", 2, xd, DT_BF16, TK_OUTPUT, &e)};
+    int i1[2] = {t[0], t[1]}, i2[2] = {t[4], t[2]}, i3[2] = {t[5], t[3]};
+    ck_assert_int_ge(wl_add_op(&g, "fc1", OP_LINEAR, i1, 2, &t[4], 1, NULL, 0, &e), 0);
+    ck_assert_int_ge(wl_add_op(&g, "fc2", OP_LINEAR, i2, 2, &t[5], 1, NULL, 0, &e), 0);
+    ck_assert_int_ge(wl_add_op(&g, "fc3", OP_LINEAR, i3, 2, &t[6], 1, NULL, 0, &e), 0);
+    ck_assert_msg(graph_check(&g, "chain3", &e) == 0, "%s", e.msg);
+    op_work *w = op_works(&g, &a, &e);
+    ck_assert_ptr_nonnull(w);
+    ks_opts o;
+    ks_opts_default(&o);
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+    ks_pipeline p;
+    ck_assert_msg(ks_eval_segment(&hw, &g, w, &c, &o, 0, 2, &a, &p, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(p.nstages, 3);
+    ck_assert_ptr_nonnull(p.infeasible);
+    ck_assert_str_eq(p.infeasible, "3 Tensor-core stages need at least 3 SMs, the GPU has 2");
+    ck_assert_ptr_null(ks_eval_segment(&hw, &g, w, &c, &o, 0, 1, &a, &p, &e) ? "x" : p.infeasible);
+    /* the run uses no pipeline that needs more SMs than the GPU has */
+    kt_opts ko;
+    kt_opts_default(&ko);
+    ko.exec_mask = EXEC_KITSUNE;
+    kt_run_result rr;
+    for (int sel = 0; sel < 2; sel++) {
+        ko.select = sel ? SELECT_PATTERNS : SELECT_SEARCH;
+        ck_assert_msg(kt_run(&hw, &g, &ko, &a, &rr, &e) == 0, "%s", e.msg);
+        const ks_plan *pl = rr.res[0].extra;
+        for (int i = 0; i < pl->npipelines; i++) {
+            int pool[2] = {0, 0};
+            ck_assert_ptr_null(pl->p[i].infeasible);
+            for (int s2 = 0; s2 < pl->p[i].nstages; s2++)
+                pool[pl->p[i].stages[s2].tensor] += pl->p[i].stages[s2].ctas;
+            ck_assert_int_le(pool[0], hw.sm_count);
+            ck_assert_int_le(pool[1], hw.sm_count);
+        }
+    }
+    arena_free(&a);
+}
+END_TEST
+
+/* The option without pipelines of a kitsune result under the board limit (and the cap). */
+static double none_limited(const hw_gpu *hw, const kt_result *ks, double cap_W, arena *a)
+{
+    const ks_plan *pl = ks->extra;
+    kt_result none = *pl->none, board, capped;
+    en_account(hw, &none);
+    ck_assert_int_eq(en_power_cap(hw, &none, hw->tdp_W, a, &board), 0);
+    if (cap_W <= 0)
+        return board.time_s;
+    ck_assert_int_eq(en_power_cap(hw, &board, cap_W, a, &capped), 0);
+    return capped.time_s;
+}
+
+/* Kitsune is never slower than its own run without pipelines under the power limits it runs
+ * at: a cap (graphcast inference on a100 under 100 W: 26.87 ms with its pipelines, 26.70 ms
+ * without), the board limit, and with the paper's patterns (llama decode on v100 was 26x slower
+ * than no pipelines). */
+START_TEST(never_slower_than_no_pipelines)
+{
+    static const struct {
+        const char *hw, *wl;
+        int select;
+        double cap_W;
+    } C[] = {{"a100", "graphcast", SELECT_SEARCH, 100}, {"a100", "dlrm", SELECT_SEARCH, 250},
+             {"v100", "llama3-8b-tok", SELECT_PATTERNS, 150},
+             {"a100", "dlrm", SELECT_PATTERNS, 150}, {"a100", "llama3-8b-ctx", SELECT_SEARCH, 150},
+             {"a100", "nerf", SELECT_SEARCH, 100}};
+    for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+        hw_gpu hw = kt_test_hw(C[k].hw);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, C[k].wl);
+        arena a = {0};
+        wl_graph g;
+        kt_err e;
+        err_clear(&e);
+        ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+        kt_opts o;
+        kt_opts_default(&o);
+        o.exec_mask = EXEC_KITSUNE;
+        o.select = C[k].select;
+        o.power_cap_W = C[k].cap_W;
+        kt_run_result rr;
+        ck_assert_msg(kt_run(&hw, &g, &o, &a, &rr, &e) == 0, "%s", e.msg);
+        double nb = none_limited(&hw, &rr.res[0], 0, &a);
+        double nc = none_limited(&hw, &rr.res[0], o.power_cap_W, &a);
+        ck_assert_msg(rr.res[0].time_s <= nb, "%s %s: %g > %g without pipelines", C[k].hw,
+                      C[k].wl, rr.res[0].time_s, nb);
+        ck_assert_msg(rr.capped[0].time_s <= nc, "%s %s under the cap: %g > %g", C[k].hw,
+                      C[k].wl, rr.capped[0].time_s, nc);
+        const ks_plan *pl = rr.res[0].extra;
+        ck_assert(pl->none_time_s <= nb); /* the plan's times are before the limit */
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* No per-application constants: the pipeline model's sources name no application. */
 START_TEST(no_application_constants)
 {
@@ -416,12 +529,14 @@ static Suite *suite(void)
     tcase_add_test(t, throughput_within_bounds);
     tcase_add_test(t, spills_beyond_the_persisting_limit);
     tcase_add_test(t, mapper_vs_brute_force_on_workloads);
+    tcase_add_test(t, infeasible_mapping_is_flagged);
     suite_add_tcase(s, t);
     TCase *r = tcase_create("ks_run");
     tcase_set_timeout(r, 120);
     tcase_add_test(r, never_more_dram_than_bsp);
     tcase_add_test(r, no_application_constants);
     tcase_add_test(r, why_explains_without_changing_the_result);
+    tcase_add_test(r, never_slower_than_no_pipelines);
     suite_add_tcase(s, r);
     return s;
 }

@@ -16,7 +16,9 @@ static const char *const HELP =
     "reduction), seconds per tile (compute, L2 port, queue sync) and what limits it, where its\n"
     "broadcast operand (weights) lives; the ring queues (tile, payload, storage, spill), the\n"
     "mapper's status, time, bound and gap, and how far the paper's pattern selection is from the\n"
-    "model-driven search.\n"
+    "model-driven search (end-to-end times before the board's power limit; the pipelines are then\n"
+    "checked against none under it). Selected segments that no allocation of SMs can run are\n"
+    "listed as \"not a pipeline\", with why.\n"
     "\n"
     "  --mode inference|training        (default inference)\n"
     "  --select search|patterns         subgraph selection (default search)\n"
@@ -76,6 +78,12 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 hw->body_ctas_per_sm, hw->body_handoff_ns, hw->body_load_GBps, hw->body_operand_GBps,
                 hw->body_gather_GBps, hw->body_store_GBps, hw->body_tensor_GFLOPps,
                 hw->body_simt_GFLOPps);
+    for (int i = 0; i < pl->nrejected; i++) {
+        const ks_rejected *j = &pl->rejected[i];
+        fprintf(f, "not a pipeline: ops %s..%s (%d ops): no SM allocation fits (%s); they run as %s\n",
+                g->op[j->first_op].name, g->op[j->last_op].name, j->last_op - j->first_op + 1,
+                j->why, pl->rest);
+    }
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
         fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %lld rows (stream rows %lld)%s\n", i,
@@ -207,6 +215,17 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
     out_json_num(f, pl->search_time_s);
     out_json_knum(f, "patterns_time_s", pl->patterns_time_s);
     out_json_knum(f, "no_pipelines_time_s", pl->none_time_s);
+    if (pl->nrejected) {
+        fputs(", \"rejected\": [", f);
+        for (int i = 0; i < pl->nrejected; i++) {
+            fputs(i ? ", {\"first_op\": " : "{\"first_op\": ", f);
+            out_json_str(f, g->op[pl->rejected[i].first_op].name);
+            out_json_kstr(f, "last_op", g->op[pl->rejected[i].last_op].name);
+            out_json_kstr(f, "reason", pl->rejected[i].why);
+            fputs("}", f);
+        }
+        fputs("]", f);
+    }
     fputs("},\n \"pipelines\": [", f);
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];

@@ -31,6 +31,7 @@
 #include "energy.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Picojoules to joules. */
 #define PJ_TO_J 1e-12
@@ -213,7 +214,90 @@ static int cap_item(const hw_gpu *hw, const kt_item *src, double cap_W, arena *a
     return 0;
 }
 
+/* 1 when two items are the same kernel at the same clock: the same re-evaluation, ops and cost
+ * (their re-evaluation arguments then describe the same work). */
+static int same_kernel(const kt_item *x, const kt_item *y)
+{
+    const cost_result *a = &x->c, *b = &y->c;
+    return x->reeval == y->reeval && x->nops == y->nops && x->clock_MHz == y->clock_MHz &&
+           a->time_s == b->time_s && a->compute_s == b->compute_s && a->l2_s == b->l2_s &&
+           a->dram_s == b->dram_s && a->flops == b->flops && a->tiles == b->tiles &&
+           a->dram_read_bytes == b->dram_read_bytes && a->dram_write_bytes == b->dram_write_bytes &&
+           a->l2_bytes == b->l2_bytes && a->sms == b->sms && a->bound == b->bound &&
+           !memcmp(x->ops, y->ops, (size_t)x->nops * sizeof *x->ops);
+}
+
+/* cap_item through the memo: a kernel over the cap that was re-clocked before is copied (its
+ * evaluation only: the item keeps its own name, ops and pipeline index). */
+static int cap_item_memo(const hw_gpu *hw, const kt_item *src, double cap_W, en_memo *m, arena *a,
+                         kt_item *dst)
+{
+    if (!m || src->c.time_s <= 0 || src->avg_power_W <= cap_W) /* cheap: no re-evaluation */
+        return cap_item(hw, src, cap_W, a, dst);
+    for (int i = 0; i < m->n; i++)
+        if (same_kernel(&m->in[i], src)) {
+            const kt_item *r = &m->out[i];
+            *dst = *src;
+            dst->c = r->c;
+            dst->clock_MHz = r->clock_MHz;
+            dst->over_cap = r->over_cap;
+            dst->energy_J = r->energy_J;
+            dst->avg_power_W = r->avg_power_W;
+            dst->e_tensor_J = r->e_tensor_J;
+            dst->e_simt_J = r->e_simt_J;
+            dst->e_dram_J = r->e_dram_J;
+            dst->e_l2_J = r->e_l2_J;
+            dst->e_smem_J = r->e_smem_J;
+            dst->e_rf_J = r->e_rf_J;
+            dst->e_static_J = r->e_static_J;
+            return 0;
+        }
+    if (cap_item(hw, src, cap_W, a, dst))
+        return -1;
+    if (m->n == m->cap) {
+        int nc = m->cap ? 2 * m->cap : 16;
+        kt_item *in = arena_calloc(a, (size_t)nc, sizeof *in), *out = arena_calloc(a, (size_t)nc, sizeof *out);
+        if (!in || !out)
+            return 0; /* no room to remember: the result stands, uncached */
+        if (m->n) {
+            memcpy(in, m->in, (size_t)m->n * sizeof *in);
+            memcpy(out, m->out, (size_t)m->n * sizeof *out);
+        }
+        m->in = in;
+        m->out = out;
+        m->cap = nc;
+    }
+    m->in[m->n] = *src;
+    m->out[m->n++] = *dst;
+    return 0;
+}
+
+double en_memo_slowdown(const hw_gpu *hw, const kt_result *in, double cap_W, const en_memo *m)
+{
+    double r_clock = in->clock_MHz > 0 ? in->clock_MHz : hw->clock_MHz, d = 0;
+    for (int i = 0; m->n && i < in->nitems; i++) {
+        kt_item src = in->items[i];
+        if (src.clock_MHz <= 0)
+            src.clock_MHz = r_clock;
+        en_item(hw, &src);
+        if (src.c.time_s <= 0 || src.avg_power_W <= cap_W)
+            continue;
+        for (int k = 0; k < m->n; k++)
+            if (same_kernel(&m->in[k], &src)) {
+                d += m->out[k].c.time_s - src.c.time_s;
+                break;
+            }
+    }
+    return d;
+}
+
 int en_power_cap(const hw_gpu *hw, const kt_result *in, double cap_W, arena *a, kt_result *out)
+{
+    return en_power_cap_memo(hw, in, cap_W, NULL, a, out);
+}
+
+int en_power_cap_memo(const hw_gpu *hw, const kt_result *in, double cap_W, en_memo *m, arena *a,
+                      kt_result *out)
 {
     if (!(cap_W > 0) || !isfinite(cap_W))
         return -1;
@@ -234,7 +318,7 @@ int en_power_cap(const hw_gpu *hw, const kt_result *in, double cap_W, arena *a, 
             src.clock_MHz = r_clock;
         en_item(hw, &src);
         kt_item *it = &out->items[i];
-        if (cap_item(hw, &src, cap_W, a, it))
+        if (cap_item_memo(hw, &src, cap_W, m, a, it))
             return -1;
         if (it->clock_MHz != src.clock_MHz)
             changed = 1;

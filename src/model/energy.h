@@ -30,4 +30,21 @@ void en_account(const hw_gpu *hw, kt_result *r);
  *  positive finite number or memory runs out. */
 int en_power_cap(const hw_gpu *hw, const kt_result *in, double cap_W, arena *a, kt_result *out);
 
+/** Kernels already re-clocked under one cap, for en_power_cap_memo: results that share kernels
+ *  (kitsune's options share most of theirs) re-clock each only once. Zero-initialise it; its
+ *  memory comes from the arena given to en_power_cap_memo. */
+typedef struct en_memo {
+    int n, cap;
+    kt_item *in, *out; /* an item as it came (at its clock) and the same item under the cap */
+} en_memo;
+/** en_power_cap, reusing from m (and adding to it) the re-clocked kernels: an item over the cap
+ *  that is identical to one seen before (same re-evaluation, ops, clock and cost) gets that
+ *  item's result. m must be used with one hw and one cap_W only. */
+int en_power_cap_memo(const hw_gpu *hw, const kt_result *in, double cap_W, en_memo *m, arena *a,
+                      kt_result *out);
+/** A lower bound on how much longer `in` takes under cap_W, from the kernels m has already
+ *  re-clocked (the others count 0: a cap never speeds a kernel up). Cheap: nothing is
+ *  re-evaluated. */
+double en_memo_slowdown(const hw_gpu *hw, const kt_result *in, double cap_W, const en_memo *m);
+
 #endif

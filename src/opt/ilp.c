@@ -24,6 +24,7 @@
 #include <glpk.h>
 #include <math.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,8 +47,15 @@ const char *ilp_status_name(int status)
     return status >= 0 && status <= ILP_INFEASIBLE ? N[status] : "unknown";
 }
 
-/* 1 if the allocation is within every capacity. */
-static int fits(const ilp_problem *p, const int *choice)
+/* Capacity use of an allocation: SMs per pool, smem, regs, queue bytes. */
+typedef struct ilp_use {
+    double pool[2], smem, regs, qb;
+} ilp_use;
+
+/* The use of an allocation (into *u when u is not NULL) and the first capacity it breaks: 0
+ * none, 1 + pool for a pool, 3 shared memory, 4 registers, 5 queue storage. Hot: the searches
+ * call it for every allocation they try. */
+static inline int violated(const ilp_problem *p, const int *choice, ilp_use *u)
 {
     double pool[2] = {0, 0}, smem = 0, regs = 0, qb = 0;
     for (int i = 0; i < p->nstages; i++) {
@@ -58,16 +66,49 @@ static int fits(const ilp_problem *p, const int *choice)
         regs += a * s->regs_per_cta_bytes;
         qb += s->queue_bytes ? s->queue_bytes[choice[i]] : 0;
     }
+    if (u)
+        *u = (ilp_use){{pool[0], pool[1]}, smem, regs, qb};
     double S = p->sm_count * (1 + ILP_CAP_TOL);
-    if (pool[0] > S || pool[1] > S)
-        return 0;
+    if (pool[0] > S)
+        return 1;
+    if (pool[1] > S)
+        return 2;
     if (smem > p->sm_count * p->smem_per_sm_bytes * (1 + ILP_CAP_TOL) + 1e-6)
-        return 0;
+        return 3;
     if (regs > p->sm_count * p->regs_per_sm_bytes * (1 + ILP_CAP_TOL) + 1e-6)
-        return 0;
+        return 4;
     if (p->queue_budget_bytes >= 0 && qb > p->queue_budget_bytes * (1 + ILP_CAP_TOL) + 1e-6)
-        return 0;
-    return 1;
+        return 5;
+    return 0;
+}
+
+/* 1 if the allocation is within every capacity. */
+static int fits(const ilp_problem *p, const int *choice)
+{
+    return !violated(p, choice, NULL);
+}
+
+int ilp_explain(const ilp_problem *p, const int *choice, char *buf, unsigned long n)
+{
+    static const char *const POOL[2] = {"SIMT ", "Tensor-core "};
+    ilp_use u;
+    int v = violated(p, choice, &u), stages = 0;
+    for (int i = 0; i < p->nstages; i++)
+        stages += p->shared_pool || p->st[i].tensor == v - 1;
+    buf[0] = 0;
+    if (v == 1 || v == 2)
+        snprintf(buf, n, "%d %sstages need at least %.0f SMs, the GPU has %d", stages,
+                 p->shared_pool ? "" : POOL[v - 1], u.pool[v - 1], p->sm_count);
+    else if (v == 3)
+        snprintf(buf, n, "the stages' shared memory (%.0f KiB) exceeds the GPU's (%.0f KiB)",
+                 u.smem / 1024, p->sm_count * p->smem_per_sm_bytes / 1024);
+    else if (v == 4)
+        snprintf(buf, n, "the stages' registers (%.0f KiB) exceed the GPU's (%.0f KiB)",
+                 u.regs / 1024, p->sm_count * p->regs_per_sm_bytes / 1024);
+    else if (v == 5)
+        snprintf(buf, n, "the queues (%.0f KiB) exceed their L2 budget (%.0f KiB)", u.qb / 1024,
+                 p->queue_budget_bytes / 1024);
+    return v != 0;
 }
 
 double ilp_eval(const ilp_problem *p, const int *choice, double *period_s)

@@ -74,6 +74,9 @@ double ilp_estimate(const ilp_problem *p, int *choice);
  *  allocation is kept (status says which). 0, or -1 when nothing fits (choice all zeros).
  *  sol->choice must hold nstages. */
 int ilp_solve(const ilp_problem *p, ilp_solution *sol);
+/** Why an allocation breaks a capacity, as a phrase for messages ("3 Tensor-core stages need at
+ *  least 3 SMs, the GPU has 1"), written into buf (size n); 0 when it fits (buf empty). */
+int ilp_explain(const ilp_problem *p, const int *choice, char *buf, unsigned long n);
 /** "optimal", "feasible (time limit)", "exact search", ... */
 const char *ilp_status_name(int status);
 /** Free GLPK's per-thread environment; call before a thread that solved ILPs exits (sweep

@@ -49,8 +49,8 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
     if (pipe_estimate(&x->env, first, last, x->a, &t, &dram, &ns) == 0) {
         int64_t b = 0;
         for (int i = first; i <= last && x->bsp_bytes; i++)
-            b += x->bsp_bytes[i];
-        if (ns < 2 || (x->bsp_bytes && dram > b))
+            b = kt_count_add(b, x->bsp_bytes[i]);
+        if (t < 0 || ns < 2 || (x->bsp_bytes && dram > b)) /* t < 0: nothing fits */
             t = -1;
     } else {
         t = -1;
@@ -216,18 +216,26 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
 /* A set of segments built as pipelines (use_ilp: mapped by the MILP, else the exact search's
  * estimate), keeping those that move no more DRAM bytes than bsp and have two or more stages (a
  * single stage is an epilogue group: a vf kernel, not a pipeline). */
+/* The pipelines of a set of segments (pp, np); a segment no allocation of SMs can map is
+ * listed in the plan as rejected (its ops run as the rest), one that moves more DRAM bytes
+ * than bsp or has a single stage is dropped. */
 static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena *a,
-                     ks_pipeline **out, int *nout, kt_err *e)
+                     ks_pipeline **out, int *nout, ks_plan *plan, kt_err *e)
 {
     const wl_graph *g = x->env.g;
     ks_pipeline *pp = arena_calloc(a, (size_t)(nseg ? nseg : 1), sizeof *pp);
-    if (!pp)
+    ks_rejected *rej = arena_calloc(a, (size_t)(nseg ? nseg : 1), sizeof *rej);
+    if (!pp || !rej)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    int kept = 0;
+    int kept = 0, nrej = 0;
     for (int s = 0; s < nseg; s++) {
         arena_pos mark = arena_mark(a);
         if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, a, &pp[kept]))
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        if (pp[kept].infeasible) { /* no SM allocation runs it, not even one CTA per stage */
+            rej[nrej++] = (ks_rejected){seg[s].first, seg[s].last, pp[kept].infeasible};
+            continue;
+        }
         if (worse_than_bsp(x, &pp[kept]) || pp[kept].nstages < 2) {
             arena_release(a, mark);
             continue;
@@ -236,6 +244,8 @@ static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena
     }
     *out = pp;
     *nout = kept;
+    plan->nrejected = nrej;
+    plan->rejected = rej;
     return 0;
 }
 
@@ -320,7 +330,11 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
     r->ops_total = g->nop;
     r->ops_covered = rest.ops_covered + covered;
     result_sum(r);
+    int nrej = plan->nrejected; /* build_set's, kept */
+    const ks_rejected *rej = plan->rejected;
     memset(plan, 0, sizeof *plan);
+    plan->nrejected = nrej;
+    plan->rejected = rej;
     plan->npipelines = nseg;
     plan->p = pp;
     plan->rest = (rest_bsp || fb) ? "bsp" : "vf";
@@ -698,6 +712,10 @@ static int run_forced(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_w
     if (pp->nstages < 1)
         return err_set(e, KT_EINPUT, NULL, f->ops ? "--ops" : "--stages",
                        "%s..%s has no op that is not a view", g->op[first].name, g->op[last].name);
+    if (pp->infeasible)
+        return err_set(e, KT_EINPUT, NULL, f->ops ? "--ops" : "--stages",
+                       "no SM allocation fits %s..%s (%s)", g->op[first].name, g->op[last].name,
+                       pp->infeasible);
     if (f->ctas) { /* the SM pools the allocation draws on */
         int kps = hw_has_stage_body(hc) ? hc->body_ctas_per_sm : 1;
         int pool[2] = {0, 0}, shared = x->env.scheduler_shared || hw_has_stage_body(hc);
@@ -783,25 +801,28 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     for (int k = 0; k < NSETS; k++) {
         ks_pipeline *pp;
         int np;
-        kt_result rk;
-        ks_plan pk;
+        kt_result rk, *rp = k == 2 ? &res[2] : &rk;
+        ks_plan pk, *pkp = k == 2 ? &plan[2] : &pk;
+        memset(pkp, 0, sizeof *pkp);
         arena_pos mark = arena_mark(a);
-        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, e) ||
-            assemble(x, pp, np, o->rest_bsp, a, &rk, &pk, e))
+        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, pkp, e) ||
+            assemble(x, pp, np, o->rest_bsp, a, rp, pkp, e))
             return -1;
-        est[k] = rk.time_s; /* only the time is kept: the winner is rebuilt below */
+        est[k] = rp->time_s; /* only the time is kept: the winner is rebuilt below */
+        if (k == 2) /* no pipelines: kept in full, the choice is checked against it */
+            continue;
         arena_release(a, mark);
         x->kept = NULL; /* released with the estimate's items */
     }
+    static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search"};
     int pick = 0;
-    const char *chosen = "patterns";
     if (o->select != KS_SELECT_PATTERNS) {
         /* the search's answer is the best of every set */
-        static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search"};
         for (int k = 1; k < NSETS; k++)
             if (est[k] < est[pick])
                 pick = k;
-        chosen = NAME[pick];
+    } else if (est[2] < est[0]) { /* the paper's patterns unless no pipelines is faster */
+        pick = 2;
     }
     const sel_seg *win = sets[pick];
     int nwin = nsets[pick];
@@ -813,16 +834,21 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     memset(&palt, 0, sizeof palt);
     ks_pipeline *pp;
     int np;
-    if (build_set(x, win, nwin, 1, a, &pp, &np, e) ||
+    if (build_set(x, win, nwin, 1, a, &pp, &np, &pfin, e) ||
         assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e) ||
         assemble(x, pp, np, 1, a, &alt, &palt, e))
         return -1;
+    if (pick != 2 && est[2] < fin.time_s) { /* mapped, the pipelines lost to none */
+        pick = 2;
+        fin = res[2];
+        pfin = plan[2];
+    }
     est[pick] = fin.time_s;
     *r = fin;
     ks_plan *pl = &plan[3];
     *pl = pfin;
     pl->select = o->select == KS_SELECT_PATTERNS ? "patterns" : "search";
-    pl->chosen = chosen;
+    pl->chosen = NAME[pick];
     double best_search = est[1];
     for (int k = 0; k < NSETS; k++)
         best_search = fmin(best_search, est[k]);
@@ -830,6 +856,8 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     pl->patterns_time_s = est[0];
     pl->none_time_s = est[2];
     pl->rest_bsp_time_s = alt.time_s;
+    pl->none = &res[2];
+    pl->none_plan = &plan[2];
     if (o->why) { /* every candidate of the patterns, the search and the longest runs */
         const sel_seg *src[3] = {pat, dp, run};
         const int nsrc[3] = {npat, ndp, nrun};
@@ -863,5 +891,25 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
             }
     }
     r->extra = pl;
+    return 0;
+}
+
+int ks_without_pipelines(const kt_result *r, const kt_result *limited, arena *a, kt_result *out)
+{
+    const ks_plan *from = r->extra;
+    ks_plan *pl = arena_calloc(a, 1, sizeof *pl);
+    if (!pl)
+        return -1;
+    *pl = *from->none_plan;
+    pl->select = from->select;
+    pl->chosen = "none";
+    pl->search_time_s = from->search_time_s;
+    pl->patterns_time_s = from->patterns_time_s;
+    pl->none_time_s = from->none_time_s;
+    pl->rest_bsp_time_s = from->none_time_s;
+    pl->none = from->none;
+    pl->none_plan = from->none_plan;
+    *out = *limited;
+    out->extra = pl;
     return 0;
 }

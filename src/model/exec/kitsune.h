@@ -49,6 +49,13 @@ typedef struct ks_candidate {
     char reason[200];      /* why it was or was not pipelined */
 } ks_candidate;
 
+/** A selected segment that does not run as a pipeline: no allocation of SMs fits its stages
+ *  (fewer SMs than stages in a pool, shared memory, registers). */
+typedef struct ks_rejected {
+    int first_op, last_op;
+    const char *why;
+} ks_rejected;
+
 /** What ks_run stores in kt_result.extra. */
 typedef struct ks_plan {
     int npipelines;
@@ -64,6 +71,11 @@ typedef struct ks_plan {
     const char *rest;          /* "vf" or "bsp" */
     int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
     int scheduler_shared;
+    int nrejected;             /* selected segments with no feasible mapping (run as the rest) */
+    const ks_rejected *rejected;
+    const kt_result *none;     /* the option without pipelines (the rest model alone), in full:
+                                  run.c checks the choice against it under the power limits */
+    const struct ks_plan *none_plan;
 } ks_plan;
 
 /** Defaults: search selection, the paper's heterogeneity-aware scheduler, the rest as vf
@@ -73,6 +85,11 @@ void ks_opts_default(ks_opts *o);
  *  o->rest_bsp). r->extra points at a ks_plan for `map`. */
 int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            const ks_opts *o, arena *a, kt_result *r, kt_err *e);
+/** Kitsune without pipelines: out = `limited`, r's option without pipelines (plan->none) under
+ *  a power limit, with r's plan marked as having chosen none (its end-to-end times stay those
+ *  before the limit). For run.c, when a limit leaves r's pipelines slower than none. 0, or -1
+ *  when memory runs out. */
+int ks_without_pipelines(const kt_result *r, const kt_result *limited, arena *a, kt_result *out);
 /** Design, map (ILP) and evaluate ops first..last as one pipeline, every external input read
  *  from DRAM (no residency from earlier kernels). For tests and `map` experiments. */
 int ks_eval_segment(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,

@@ -944,6 +944,17 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
     return time;
 }
 
+/* No allocation fits, not even one CTA per stage (the exact search and the MILP both failed):
+ * say why (ilp_explain on that allocation), so the pipeline is rejected, never run with its
+ * capacities ignored. 0, or -1 when memory runs out. */
+static int mark_infeasible(ks_pipeline *p, const ilp_problem *ip, const int *choice, arena *a)
+{
+    char why[160];
+    ilp_explain(ip, choice, why, sizeof why);
+    p->infeasible = arena_strdup(a, why[0] ? why : "no allocation fits");
+    return p->infeasible ? 0 : -1;
+}
+
 int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
                int64_t force_tile_rows, arena *a, ks_pipeline *p)
 {
@@ -1015,7 +1026,7 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
         p->ilp_fallback = 1;
         p->ilp_status_name = "infeasible (one CTA per stage)";
         finish(x, p, &d, &best, best_choice, 1);
-        return 0;
+        return mark_infeasible(p, &best.ip, best_choice, a);
     }
     if (use_ilp && !force) { /* the chosen height over every CTA count 1..#SMs */
         tile_plan tp;
@@ -1024,8 +1035,11 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
         best = tp; /* ilp_solve below starts from the exact search on these candidates */
         best_t = INFINITY;
         if (use_ilp == PIPE_EXACT) { /* the exact search alone, no MILP */
-            if (ilp_exact(&best.ip, best_choice) < 0)
+            if (ilp_exact(&best.ip, best_choice) < 0) {
                 memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+                if (mark_infeasible(p, &best.ip, best_choice, a))
+                    return -1;
+            }
             use_ilp = 0;
         }
     }
@@ -1047,7 +1061,8 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
         ilp_solution sol;
         memset(&sol, 0, sizeof sol);
         sol.choice = choice;
-        if (ilp_solve(&best.ip, &sol) == 0) {
+        int solved = ilp_solve(&best.ip, &sol) == 0;
+        if (solved) {
             /* the MILP's objective leaves out what finish adds (setup, hops, ring spills): keep
              * the exact search's allocation when that is faster end to end */
             memcpy(best_choice, choice, (size_t)ns * sizeof *choice);
@@ -1057,6 +1072,8 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
                 memcpy(best_choice, ex, (size_t)ns * sizeof *ex);
         } else { /* nothing fits on the full candidates: one CTA per stage */
             memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
+            if (mark_infeasible(p, &best.ip, best_choice, a))
+                return -1;
         }
         p->ilp_status = sol.status;
         p->ilp_fallback = sol.fallback;
@@ -1099,6 +1116,14 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     tile_plan ends; /* every stage at 1 and at #SMs CTAs, through the stage cache */
     if (plan_tiles(x, &p, &d, tm, x->est_cand, 2, NULL, a, &ends))
         return -1;
+    int *one = arena_calloc(a, (size_t)ns + 1, sizeof(int)); /* one CTA per stage */
+    if (!one)
+        return -1;
+    if (ilp_eval(&ends.ip, one, NULL) < 0) { /* not even that fits: no pipeline */
+        *time_s = -1;
+        *dram_bytes = 0;
+        return 0;
+    }
     for (int s = 0; s < ns; s++) {
         const double *per = ends.ist[s].period_s;
         wk[s] = fmin(per[0], per[1] * S);

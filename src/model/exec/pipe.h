@@ -91,6 +91,9 @@ typedef struct ks_pipeline {
     int64_t gather_dram_bytes; /* gathered tables' rows read from DRAM (in dram_read_bytes) */
     int ilp_status, ilp_fallback;
     const char *ilp_status_name;
+    const char *infeasible;  /* why no allocation fits (even one CTA per stage: a pool with
+                                fewer SMs than stages, shared memory, registers); the pipeline
+                                cannot run and kitsune.c rejects it. NULL when one fits */
     double ilp_objective_s, ilp_bound_s, ilp_gap;
     /* design totals */
     int64_t ext_read_bytes, ext_write_bytes, queue_traffic_bytes;
@@ -164,8 +167,9 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
 /** The selection search's estimate of ops first..last as a pipeline, fluid in the CTA counts:
  *  every stage's work per tile at one CTA over the SMs of its pool, the pipeline's L2 and DRAM
  *  bytes per tile (at all SMs) over their bandwidths, whichever is longest, plus the stages'
- *  fill; O(stages), no mapping. *time_s, *dram_bytes (read + written) and *nstages. 0, or -1
- *  (memory; scratch allocated in a). */
+ *  fill; O(stages), no mapping. *time_s, *dram_bytes (read + written) and *nstages; *time_s
+ *  is -1 when not even one CTA per stage fits (no pipeline). 0, or -1 (memory; scratch
+ *  allocated in a). */
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages);
 /** "row", "column", "row x column", "reduction". */
