@@ -18,23 +18,33 @@ START_TEST(test_csv_record)
 {
     char text[] = "a,\"b,c\",\"say \"\"hi\"\"\",,\r\nnext,1\nlast";
     char *p = text, *f[8];
-    ck_assert_int_eq(csv_record(&p, f, 8), 5);
+    int nl = -1;
+    ck_assert_int_eq(csv_record(&p, f, 8, &nl), 5);
+    ck_assert_int_eq(nl, 1);
     ck_assert_str_eq(f[0], "a");
     ck_assert_str_eq(f[1], "b,c");
     ck_assert_str_eq(f[2], "say \"hi\"");
     ck_assert_str_eq(f[3], "");
     ck_assert_str_eq(f[4], "");
-    ck_assert_int_eq(csv_record(&p, f, 8), 2);
+    ck_assert_int_eq(csv_record(&p, f, 8, NULL), 2);
     ck_assert_str_eq(f[0], "next");
     ck_assert_str_eq(f[1], "1");
-    ck_assert_int_eq(csv_record(&p, f, 8), 1);
+    ck_assert_int_eq(csv_record(&p, f, 8, &nl), 1);
     ck_assert_str_eq(f[0], "last");
+    ck_assert_int_eq(nl, 0); /* end of input, no terminator */
     char bad[] = "x,\"open";
     p = bad;
-    ck_assert_int_eq(csv_record(&p, f, 8), -1);
+    ck_assert_int_eq(csv_record(&p, f, 8, NULL), -1);
     char many[] = "1,2,3,4";
     p = many;
-    ck_assert_int_eq(csv_record(&p, f, 2), 4); /* counts every field, stores two */
+    ck_assert_int_eq(csv_record(&p, f, 2, NULL), 4); /* counts every field, stores two */
+    char multi[] = "a,\"two\nlines\nhere\"\nb\n"; /* a quoted field spanning three lines */
+    p = multi;
+    ck_assert_int_eq(csv_record(&p, f, 8, &nl), 2);
+    ck_assert_str_eq(f[1], "two\nlines\nhere");
+    ck_assert_int_eq(nl, 3);
+    ck_assert_int_eq(csv_record(&p, f, 8, &nl), 1);
+    ck_assert_str_eq(f[0], "b");
 }
 END_TEST
 

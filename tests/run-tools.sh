@@ -121,6 +121,13 @@ case "$summary" in *'"rows": 5, "rows_with_model": 5, "rows_in_mape": 4,'*) ok ;
 check "validate --max-error 0.2 exit status" $? 3
 "$bin" validate tests/data/tools/refs.csv --hw a100 --max-error 0.3 >/dev/null 2>&1
 check "validate --max-error 0.3 exit status" $? 0
+# 30,000 rows of one model run: the rank correlation is O(n log n) (it was O(n^2): 34 s)
+awk 'BEGIN { print "workload,mode,exec,metric,value,source,params";
+    for (i = 0; i < 30000; i++) printf "tests/data/tools/mm.json,inference,bsp,flops,%d,r%d,B=1\n", 1000 + (i * 7919) % 30000, i }' >"$tmp/big.csv"
+t0=$(date +%s)
+"$bin" validate "$tmp/big.csv" --hw a100 --format json >"$tmp/bigv.json" || bad "validate 30,000 rows exit status"
+check "validate 30,000 rows in under 3 s" "$(($(date +%s) - t0 < 3))" 1
+grep -q '"rows": 30000, "rows_with_model": 30000' "$tmp/bigv.json" && ok || bad "validate 30,000 rows: $(grep summary "$tmp/bigv.json")"
 # 7. compare: one CSV row per (workload, mode, exec)
 nwl=$(ls workloads/*.json | wc -l | tr -d ' ')
 "$bin" compare --hw a100 --workload all --exec $ex --format csv -o "$tmp/c.csv" || bad "compare exit status"

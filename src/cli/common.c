@@ -291,7 +291,7 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
             c->explain = 1;
             break;
         case O_MAXERR:
-            if (parse_num(val, &v) || v < 0)
+            if (parse_num(val, &v) || !(v >= 0) || !isfinite(v)) /* "nan" disabled the gate */
                 return bad(e, name, "expected a fraction >= 0 (e.g. 0.15), got \"%s\"", val);
             c->max_error = v;
             break;

@@ -4,10 +4,10 @@
 #include <math.h>
 #include <string.h>
 
-int csv_record(char **p, char **field, int max)
+int csv_record(char **p, char **field, int max, int *lines)
 {
     char *s = *p, *w = s;
-    int n = 0;
+    int n = 0, nl = 0;
     field[n++] = w;
     for (;;) {
         if (*s == '"') {
@@ -22,6 +22,7 @@ int csv_record(char **p, char **field, int max)
                     s++;
                     break;
                 } else {
+                    nl += *s == '\n';
                     *w++ = *s++;
                 }
             }
@@ -36,14 +37,15 @@ int csv_record(char **p, char **field, int max)
             continue;
         }
         if (!*s || *s == '\n' || *s == '\r') {
-            char *end = s;
+            nl += *s != 0;
             if (*s == '\r')
                 s++;
             if (*s == '\n')
                 s++;
             *w = 0;
-            (void)end;
             *p = s;
+            if (lines)
+                *lines = nl;
             return n;
         }
         *w++ = *s++;
