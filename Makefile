@@ -22,6 +22,14 @@ ifeq ($(SAN),1)
   OPT    = -O1 -g
   CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(FUZZ),1)
+  # make fuzz: libFuzzer harnesses (clang), the library instrumented for coverage
+  BUILD  = build/fuzz
+  CC     = clang
+  OPT    = -O1 -g
+  CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
 else ifeq ($(DEBUG),1)
   BUILD  = build/debug
   OPT    = -O0 -g
@@ -42,9 +50,16 @@ BIN      = $(BUILD)/kitsune
 # The installed binary also knows its prefix's data directory (src/cli/common.c, KT_DATADIR).
 INST_BIN = $(BUILD)/install/kitsune
 INST_OBJ = $(filter-out $(BUILD)/obj/src/cli/common.o,$(CLI_OBJ)) $(BUILD)/install/common.o
+# Fuzz harnesses (tests/fuzz/fuzz_NAME.c): libFuzzer binaries for make fuzz, and replay
+# binaries (tests/fuzz/replay.c reads the corpus) that make check runs in every build.
+FUZZ_NAMES  = wl hw expr refs cli
+FUZZ_SECONDS ?= 60
+CLI_LIB_OBJ = $(filter-out $(BUILD)/obj/src/main.o,$(CLI_OBJ))
+REPLAY_BIN  = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
+FUZZ_BIN    = $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
-.PHONY: all deps deps-test demo check unit golden bad tools crash export-test test asan bench \
-        figures validate clean install install-check docs docs-check FORCE
+.PHONY: all deps deps-test demo check unit golden bad tools crash fuzz-replay fuzz fuzz-bins \
+        export-test test asan bench figures validate clean install install-check docs docs-check FORCE
 all: $(BIN)
 
 # V=1 prints every command.
@@ -74,6 +89,16 @@ $(BUILD)/tests/%: tests/%.c tests/ktest.h $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(V),:,echo "  TEST    $@")
 	$(Q)$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $< $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(CLI_LIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),:,echo "  FUZZ    $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) tests/fuzz/fuzz_$*.c tests/fuzz/replay.c $(CLI_LIB_OBJ) $(LIB) $(LDLIBS) -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(CLI_LIB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(V),:,echo "  FUZZ    $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer tests/fuzz/fuzz_$*.c $(CLI_LIB_OBJ) $(LIB) $(LDLIBS) -o $@
 
 # Set-up: installs missing Debian packages (a no-op when all are present); deps-test also what
 # only the tests need (python3-torch for the exporter's tests).
@@ -112,6 +137,19 @@ tools: $(BIN)
 crash: $(BIN)
 	@sh tests/run-crash.sh $(BIN)
 
+# The fuzz corpus (tests/fuzz/corpus/NAME) through each harness, in this build (ASan/UBSan in
+# make check's second pass): every input the fuzzers kept, and every crash they found, fixed.
+fuzz-replay: $(REPLAY_BIN)
+	@sh tests/fuzz/replay.sh $(BUILD)/fuzz $(FUZZ_NAMES)
+
+# libFuzzer (clang): each harness for FUZZ_SECONDS (default 60) from the corpus and dictionary
+# in tests/fuzz; new inputs go to build/fuzz/corpus/NAME, crashes to build/fuzz/crash-NAME-*.
+fuzz:
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-bins
+	@sh tests/fuzz/run.sh build/fuzz/fuzz $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+fuzz-bins: $(FUZZ_BIN)
+
 # The PyTorch exporter (tools/kitsune-export): skipped with a notice when torch is missing.
 export-test: $(BIN)
 	@sh tests/export/run-export.sh $(BIN)
@@ -130,7 +168,7 @@ docs: $(BIN)
 	@sh scripts/docs.sh --update
 
 test: $(BIN) $(TEST_BIN)
-	@$(MAKE) --no-print-directory unit golden bad tools crash
+	@$(MAKE) --no-print-directory unit golden bad tools crash fuzz-replay
 	@[ -n "$(SAN)" ] || $(MAKE) --no-print-directory export-test install-check docs-check
 
 install: $(INST_BIN) $(LIB)
