@@ -52,6 +52,23 @@ static int parse_num(const char *s, double *v)
     return (end == s || *end || errno) ? -1 : 0;
 }
 
+/* Most shards a sweep is split into. */
+#define CLI_MAX_SHARDS 1000000LL
+
+/* "K/N" with 0 <= K < N <= CLI_MAX_SHARDS, decimal digits only. 0 or -1. */
+static int parse_shard(const char *s, long long *k, long long *n)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    *k = strtoll(s, &end, 10);
+    if (errno || *end != '/' || end[1] < '0' || end[1] > '9')
+        return -1;
+    *n = strtoll(end + 1, &end, 10);
+    return errno || *end || *n < 1 || *n > CLI_MAX_SHARDS || *k >= *n ? -1 : 0;
+}
+
 int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, cli_common *c,
               kt_err *e)
 {
@@ -302,18 +319,17 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
             c->vary_zip[c->nvary] = OPTS[k].bit == O_ZIP;
             c->vary[c->nvary++] = val;
             break;
-        case O_JOBS:
-            if (parse_num(val, &v) || v < 1 || v > 256 || v != (int)v)
+        case O_JOBS: /* range first: (int) of NaN or of 1e300 is undefined */
+            if (parse_num(val, &v) || !(v >= 1 && v <= 256) || v != floor(v))
                 return bad(e, name, "expected an integer 1..256, got \"%s\"", val);
             c->jobs = (int)v;
             break;
         case O_SHARD: {
-            int k2, n2;
-            char extra;
-            if (sscanf(val, "%d/%d%c", &k2, &n2, &extra) != 2 || n2 < 1 || k2 < 0 || k2 >= n2)
-                return bad(e, name, "expected K/N with 0 <= K < N, got \"%s\"", val);
-            c->shard_k = k2;
-            c->shard_n = n2;
+            long long k2, n2;
+            if (parse_shard(val, &k2, &n2)) /* sscanf("%d") read 1/4294967298 as 1/2 */
+                return bad(e, name, "expected K/N with 0 <= K < N <= 1000000, got \"%s\"", val);
+            c->shard_k = (int)k2;
+            c->shard_n = (int)n2;
             break;
         }
         case O_RESUME:
