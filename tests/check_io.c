@@ -87,6 +87,14 @@ START_TEST(test_writers)
     ck_assert_str_eq(captured(w_jnum, &z), "0");
     double big = 123456789012.0;
     ck_assert_str_eq(captured(w_jnum, &big), "1.23456789e+11");
+    /* JSON strings stay UTF-8: well-formed sequences pass, anything else becomes U+FFFD */
+    ck_assert_str_eq(captured(w_jstr, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+                     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+    ck_assert_str_eq(captured(w_jstr, "caf\xe9"), "\"caf\\ufffd\"");            /* Latin-1 */
+    ck_assert_str_eq(captured(w_jstr, "\xc0\xaf"), "\"\\ufffd\\ufffd\"");       /* overlong */
+    ck_assert_str_eq(captured(w_jstr, "\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+    ck_assert_str_eq(captured(w_jstr, "\xe2\x82"), "\"\\ufffd\\ufffd\"");       /* truncated */
+    ck_assert_str_eq(captured(w_field, "a,b\n9,x"), "\"a,b\n9,x\"");
 }
 END_TEST
 

@@ -108,6 +108,13 @@ mv "$tmp/half" "$tmp/res.csv.partial"
     bad "resume exit status"
 cmp -s "$tmp/res.csv" "$tmp/all.csv" && ok || bad "resumed sweep differs from an uninterrupted one"
 [ ! -e "$tmp/res.csv.partial" ] && ok || bad "partial file left after a completed sweep"
+# a workload whose name holds a comma and quotes: quoted in the CSV, resumed all the same
+"$bin" sweep --hw a100 --exec bsp --workload tests/data/tools/mm-comma.json --vary B=1:20:+1 -o "$tmp/q-ref.csv"
+{ KITSUNE_TEST_CRASH_AT=rows-written "$bin" sweep --hw a100 --exec bsp --workload tests/data/tools/mm-comma.json \
+    --vary B=1:20:+1 -o "$tmp/q.csv"; } 2>/dev/null
+head -n 12 "$tmp/q.csv.partial" >"$tmp/half" && mv "$tmp/half" "$tmp/q.csv.partial"
+"$bin" sweep --hw a100 --exec bsp --workload tests/data/tools/mm-comma.json --vary B=1:20:+1 --resume -o "$tmp/q.csv" &&
+    cmp -s "$tmp/q.csv" "$tmp/q-ref.csv" && ok || bad "resume of a sweep with a quoted workload name"
 # 6. validate arithmetic on the hand-made table: relative errors 0, 0.25, 0.2, 0.6 and one row
 #    with a reference of 0 (left out) -> MAPE = (0 + 0.25 + 0.2 + 0.6) / 4 = 0.2625, worst line 7,
 #    references and model values in the same order -> Spearman 1

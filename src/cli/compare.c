@@ -243,7 +243,9 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
             const kt_result *r = u->r[x];
             if (!r)
                 continue;
-            fprintf(f, "%s,%s,%s,%s", u->workload, cli_mode_name(u->training), r->exec, hw);
+            csv_field(f, u->workload);
+            fprintf(f, ",%s,%s,", cli_mode_name(u->training), r->exec);
+            csv_field(f, hw);
             csv_num(f, r->time_s);
             csv_num(f, mx_speedup(u->r[0], r));
             csv_num(f, mx_speedup(u->r[1], r));

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../io/csv.h"
 #include "../io/out.h"
 #include "../model/exec/kitsune.h"
 #include "../model/run.h"
@@ -334,12 +335,18 @@ static void csv(FILE *f, const ks_plan *pl, const wl_graph *g, const hw_gpu *hw,
         const ks_pipeline *p = &pl->p[i];
         for (int s = 0; s < p->nstages; s++) {
             const ks_stage *st = &p->stages[s];
-            fprintf(f, "%s,%s,%s,%d,%d,%s,%s,%d,%d,%s,%.9g,%.9g,%s,%lld,%lld,%.9g,%s,%.9g,%s,%.9g,%d\n",
-                    g->name, hw->name, cli_mode_name(training), i, s, g->op[st->op].name,
-                    unit_name(st->tensor), st->ctas, st->groups, ks_split_name(st->split),
-                    st->period_s, st->compute_s, ks_limit_name(st->limit), (long long)p->tiles,
-                    (long long)p->tile_rows, p->period_s, p->bottleneck, p->time_s,
-                    p->ilp_status_name, p->ilp_gap, p->ilp_fallback);
+            csv_field(f, g->name);
+            fputc(',', f);
+            csv_field(f, hw->name);
+            fprintf(f, ",%s,%d,%d,", cli_mode_name(training), i, s);
+            csv_field(f, g->op[st->op].name);
+            fprintf(f, ",%s,%d,%d,%s,%.9g,%.9g,%s,%lld,%lld,%.9g,", unit_name(st->tensor), st->ctas,
+                    st->groups, ks_split_name(st->split), st->period_s, st->compute_s,
+                    ks_limit_name(st->limit), (long long)p->tiles, (long long)p->tile_rows,
+                    p->period_s);
+            csv_field(f, p->bottleneck);
+            fprintf(f, ",%.9g,%s,%.9g,%d\n", p->time_s, p->ilp_status_name, p->ilp_gap,
+                    p->ilp_fallback);
         }
     }
 }

@@ -386,7 +386,11 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
         const kt_result *r = by[s];
         if (!r)
             continue;
-        fprintf(f, "%lld,%s,%s,%s", p, gpu->hw.name, b->wl, cli_mode_name(b->training));
+        fprintf(f, "%lld,", p);
+        csv_field(f, gpu->hw.name);
+        fputc(',', f);
+        csv_field(f, b->wl);
+        fprintf(f, ",%s", cli_mode_name(b->training));
         for (int k = 0; k < x->nvary; k++)
             fprintf(f, ",%.9g", val[k]);
         fprintf(f, ",%s", r->exec);

@@ -5,19 +5,44 @@
 #include <string.h>
 
 #include "../model/exec/kitsune.h"
+#include "csv.h"
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, surrogates or
+ * code points above U+10FFFF), or 0 when the bytes there are not one. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n < 2)
+        return n;
+    unsigned v = c & (0x7f >> n);
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3f);
+    }
+    static const unsigned MIN[5] = {0, 0, 0x80, 0x800, 0x10000};
+    return v < MIN[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) ? 0 : n;
+}
+
+/* JSON strings are UTF-8: a byte that does not start a well-formed sequence (a Latin-1 name,
+ * a truncated character) is written as U+FFFD, so the output always parses. */
 void out_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        int n = utf8_len(p);
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p == '\n')
             fputs("\\n", f);
         else if (*p < 0x20)
             fprintf(f, "\\u%04x", *p);
+        else if (n == 0)
+            fputs("\\ufffd", f);
         else
-            fputc(*p, f);
+            fwrite(p, 1, (size_t)n, f);
+        p += n ? n : 1;
     }
     fputc('"', f);
 }
@@ -246,9 +271,14 @@ void out_csv_items(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu 
     for (int i = 0; i < r->nitems; i++) {
         const kt_item *it = &r->items[i];
         const cost_result *c = &it->c;
-        fprintf(f, "%s,%s,%s,%s,%s,%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g,%.9g\n",
-                g->name, hw->name, training ? "training" : "inference", r->exec, it->name, it->type,
-                c->time_s, c->bound == BOUND_NONE ? "none" : roof_bound_name(c->bound),
+        /* names are quoted when they hold a comma, quote or newline (RFC 4180) */
+        csv_field(f, g->name);
+        fputc(',', f);
+        csv_field(f, hw->name);
+        fprintf(f, ",%s,%s,", training ? "training" : "inference", r->exec);
+        csv_field(f, it->name);
+        fprintf(f, ",%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g,%.9g\n",
+                it->type, c->time_s, c->bound == BOUND_NONE ? "none" : roof_bound_name(c->bound),
                 (long long)c->flops, (long long)c->dram_read_bytes, (long long)c->dram_write_bytes,
                 (long long)c->l2_bytes, c->compute_s, c->l2_s, c->dram_s, c->latency_s, c->launch_s,
                 (long long)c->tiles, (long long)c->waves, it->energy_J, c->tail_s);

@@ -23,6 +23,16 @@ static int in_list(const char *const *list, const char *k)
     return 0;
 }
 
+/* 1 when a name holds a control character (a newline, an escape sequence): names appear in
+ * tables, CSV rows and messages, one line each. */
+static int has_control(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 1;
+    return 0;
+}
+
 static int is_string_attr(const char *k)
 {
     return in_list(STRING_ATTRS, k);
@@ -118,6 +128,8 @@ static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_nam
         err_path(p, sizeof p, "tensors", it->string, 0);
         if (!it->string[0])
             return err_set(e, KT_EINPUT, file, p, "empty tensor name");
+        if (has_control(it->string))
+            return err_set(e, KT_EINPUT, file, p, "tensor name with control characters");
         if (!cJSON_IsObject(it))
             return err_set(e, KT_EINPUT, file, p, "must be an object");
         const cJSON *sh = jsonx_member(it, "shape", cJSON_Array, "an array", file, p, q, sizeof q, e);
@@ -295,6 +307,8 @@ static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *
             return -1;
         if (!nm->valuestring[0])
             return err_set(e, KT_EINPUT, file, q, "must be a non-empty string");
+        if (has_control(nm->valuestring))
+            return err_set(e, KT_EINPUT, file, q, "must not contain control characters");
         const cJSON *ty = jsonx_member(oj, "type", cJSON_String, "a string", file, p, q, sizeof q, e);
         if (!ty)
             return -1;
@@ -331,6 +345,8 @@ int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int ns
         return err_set(e, KT_EINPUT, file, "name", "missing field");
     if (!cJSON_IsString(nm) || !nm->valuestring[0])
         return err_set(e, KT_EINPUT, file, "name", "must be a non-empty string");
+    if (has_control(nm->valuestring))
+        return err_set(e, KT_EINPUT, file, "name", "must not contain control characters");
     g->name = arena_strdup(a, nm->valuestring);
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
     if (src && !cJSON_IsString(src))
