@@ -169,6 +169,21 @@ if command -v python3 >/dev/null 2>&1; then
             2>"$tmp/json.err"; then ok; else bad "invalid JSON from: $args ($(head -1 "$tmp/json.err"))"; fi
     done
 fi
+# 8b. workload paths of any length (compare, sweep and info cut them at 63 characters) and
+#     any number of shipped workloads (compare --workload all read at most 64)
+deep="$tmp/$(printf 'directory-name-%02d-' 1 2 3 4 5 6)"
+mkdir -p "$deep" && cp $mm "$deep/mm.json"
+for cmd in "compare --hw a100 --exec bsp --format csv" "info --format json" \
+    "sweep --hw a100 --exec bsp --vary B=1,2"; do
+    "$bin" $cmd --workload $mm >"$tmp/short.out" 2>&1
+    "$bin" $cmd --workload "$deep/mm.json" >"$tmp/long.out" 2>&1 &&
+        cmp -s "$tmp/short.out" "$tmp/long.out" && ok || bad "${cmd%% *} with a ${#deep}-byte path: $(head -2 "$tmp/long.out")"
+done
+mkdir -p "$tmp/home/workloads"
+ln -s "$KITSUNE_HOME/hw" "$tmp/home/hw"
+for i in $(seq 100 169); do cp $mm "$tmp/home/workloads/w$i.json"; done
+check "compare --workload all over 70 files" \
+    "$(KITSUNE_HOME="$tmp/home" "$bin" compare --hw a100 --exec bsp --workload all --format csv | tail -n +2 | wc -l | tr -d ' ')" 70
 # 10. output files: atomic replacement of regular files (mode from the umask, symlinks kept),
 #    devices and FIFOs written in place, write errors reported, temporary files removed on
 #    SIGTERM and SIGINT, names up to the file system's 255 bytes

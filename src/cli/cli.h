@@ -106,8 +106,9 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
 /** Load a workload by name/path with the command's --set and --dtype overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
-/** Names of the shipped workloads (sorted), into names (each up to 64 chars); returns count. */
-int cli_list_dir(const char *dir, char names[][64], int max);
+/** Names of the .json files under <root>/<dir> (without .json, sorted), allocated in a, into
+ *  *names; returns the count (any number). */
+int cli_list_dir(const char *dir, arena *a, const char ***names);
 
 /** The context a command runs in: parsed options, the GPU (CMD_HW), the output (CMD_OUT), one
  *  arena and the error the command returns with -1. cli_main sets it up and tears it down. */
@@ -160,9 +161,10 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training);
 /** Load the single --workload and run the model on --hw with the command's options (predict,
  *  map). 0, or -1 with x->e set. */
 int cli_run_workload(cli_ctx *x, kt_run_result *rr);
-/** The workload names a command was given: every shipped one for "all", else the --workload
- *  values in order, into names (each up to 64 chars). Returns the count (0: none given). */
-int cli_workload_names(const cli_common *c, char names[][64], int max);
+/** The workload names a command was given: every shipped one for "all" (allocated in a), else
+ *  the --workload values in order, as given (paths of any length). Returns the count (0: none
+ *  given). */
+int cli_workload_names(const cli_common *c, arena *a, const char ***names);
 
 /** Report findings as warnings: each one not reported before goes to stderr as
  *  "kitsune CMD: warning: ..." and into x->warn, which JSON outputs list (cli_json_warnings). */

@@ -541,16 +541,13 @@ void cli_json_warnings(FILE *f, const cli_ctx *x)
     fputs("]", f);
 }
 
-int cli_workload_names(const cli_common *c, char names[][64], int max)
+int cli_workload_names(const cli_common *c, arena *a, const char ***names)
 {
-    int n = 0;
-    for (int i = 0; i < c->nworkload; i++) {
+    for (int i = 0; i < c->nworkload; i++)
         if (!strcmp(c->workload[i], "all"))
-            return cli_list_dir("workloads", names, max);
-        if (n < max)
-            snprintf(names[n++], 64, "%s", c->workload[i]);
-    }
-    return n;
+            return cli_list_dir("workloads", a, names);
+    *names = (const char **)c->workload;
+    return c->nworkload;
 }
 
 int cli_main(const cli_command *cmd, int argc, char **argv)
@@ -594,28 +591,44 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
 
 static int cmp_names(const void *a, const void *b)
 {
-    return strcmp((const char *)a, (const char *)b);
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int cli_list_dir(const char *dir, char names[][64], int max)
+int cli_list_dir(const char *dir, arena *a, const char ***names)
 {
     char root[PATH_MAX], path[PATH_MAX + 64];
     cli_root(root, sizeof root);
     snprintf(path, sizeof path, "%s/%s", root, dir);
+    *names = NULL;
     DIR *d = opendir(path);
     if (!d)
         return 0;
-    int n = 0;
+    int n = 0, cap = 0;
+    const char **v = NULL;
     struct dirent *de;
-    while ((de = readdir(d)) && n < max) {
+    while ((de = readdir(d))) {
         size_t len = strlen(de->d_name);
-        if (len > 5 && len < 64 && !strcmp(de->d_name + len - 5, ".json")) {
-            snprintf(names[n], 64, "%.*s", (int)(len - 5), de->d_name);
-            n++;
+        if (len <= 5 || strcmp(de->d_name + len - 5, ".json"))
+            continue;
+        if (n == cap) { /* no limit on the count (compare --workload all read at most 64) */
+            cap = cap ? 2 * cap : 64;
+            const char **nv = arena_calloc(a, (size_t)cap, sizeof *nv);
+            if (!nv)
+                break;
+            if (n)
+                memcpy(nv, v, (size_t)n * sizeof *nv);
+            v = nv;
         }
+        char *name = arena_strdup(a, de->d_name);
+        if (!name)
+            break;
+        name[len - 5] = 0;
+        v[n++] = name;
     }
     closedir(d);
-    qsort(names, (size_t)n, 64, cmp_names);
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_names);
+    *names = v;
     return n;
 }
 

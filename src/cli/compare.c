@@ -30,11 +30,9 @@ static const char *const HELP =
     "\n"
     "example: kitsune compare --hw a100 --workload all --mode both\n";
 
-enum { MAX_RUNS = 2 * CLI_MAX_WL };
-
 /* One (workload, mode) comparison: its results by execution model (NULL when not requested). */
 typedef struct cmp_run {
-    char workload[64];
+    const char *workload; /* the file's name without .json: its identity in the output */
     int training;
     const kt_result *const *r, *const *cap;
     const wl_graph *g; /* the graph that ran (training graph in training mode) */
@@ -281,12 +279,14 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
 static int run(cli_ctx *x)
 {
     cli_common *c = &x->c;
-    static char names[CLI_MAX_WL][64];
-    int nwl = cli_workload_names(c, names, CLI_MAX_WL);
+    const char **names;
+    int nwl = cli_workload_names(c, &x->a, &names);
     if (!nwl)
         return cli_error(x, 0, "--workload", c->nworkload ? "no shipped workloads found"
                                                          : "missing (e.g. --workload nerf or all)");
-    static cmp_run runs[MAX_RUNS];
+    cmp_run *runs = arena_calloc(&x->a, 2 * (size_t)nwl, sizeof *runs);
+    if (!runs)
+        return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
     int nrun = 0;
     for (int w = 0; w < nwl; w++) {
         for (int m = 1; m <= 2; m++) {
@@ -299,7 +299,11 @@ static int run(cli_ctx *x)
             size_t len = strlen(base);
             if (len > 5 && !strcmp(base + len - 5, ".json"))
                 len -= 5;
-            snprintf(u->workload, sizeof u->workload, "%.*s", (int)len, base);
+            char *id = arena_strdup(&x->a, base);
+            if (!id)
+                return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+            id[len] = 0;
+            u->workload = id;
             u->training = m == 2;
             kt_opts o = c->opts;
             o.training = u->training;

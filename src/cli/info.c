@@ -99,11 +99,11 @@ static int run(cli_ctx *x)
         lint_hw(hw, &l);
         cli_warn(x, &l);
     }
-    static char names[CLI_MAX_WL][64];
-    int n = cli_workload_names(c, names, CLI_MAX_WL);
+    const char **names;
+    int n = cli_workload_names(c, &x->a, &names);
     int all = c->nworkload == 0 || (c->nworkload == 1 && !strcmp(c->workload[0], "all"));
     if (c->nworkload == 0)
-        n = hw ? 0 : cli_list_dir("workloads", names, CLI_MAX_WL);
+        n = hw ? 0 : cli_list_dir("workloads", &x->a, &names);
     if (all && !c->mode_given)
         c->modes = 3;
     FILE *f = cli_output(x);

@@ -30,11 +30,11 @@ static int none_found(cli_ctx *x, const char *dir)
 
 static int run(cli_ctx *x)
 {
-    static char names[CLI_MAX_WL][64];
-    int n = cli_list_dir("hw", names, CLI_MAX_WL);
+    const char **names, **wls;
+    int n = cli_list_dir("hw", &x->a, &names);
     if (!n)
         return none_found(x, "hw");
-    int nwl = cli_list_dir("workloads", names + n, CLI_MAX_WL - n);
+    int nwl = cli_list_dir("workloads", &x->a, &wls);
     if (!nwl)
         return none_found(x, "workloads");
     printf("hardware (hw/):\n");
@@ -48,7 +48,8 @@ static int run(cli_ctx *x)
         }
         printf("  %-16s %s%s\n", names[i], g.description, g.measured ? " [calibrated]" : "");
     }
-    n = cli_list_dir("workloads", names, CLI_MAX_WL);
+    n = nwl;
+    names = wls;
     printf("workloads (workloads/):\n");
     for (int i = 0; i < n; i++) {
         arena a = {0};

@@ -722,10 +722,9 @@ out:
 typedef struct sw_setup {
     sw_ctx x;
     sw_vary vary[CLI_MAX_VARY];
-    sw_block blk[2 * CLI_MAX_WL];
-    cJSON *wl_root[CLI_MAX_WL];
-    char wl_file[CLI_MAX_WL][PATH_MAX];
-    char wl_name[CLI_MAX_WL][64];
+    int nwl;
+    sw_block *blk;           /* [2 * nwl] */
+    cJSON **wl_root;         /* [nwl] */
     sw_hw hw[CLI_MAX_HW];
     sw_mem mem;
     lint_list warn;          /* about the GPUs and workloads, before any point runs */
@@ -739,7 +738,7 @@ static void setup_free(sw_setup *s)
         free(s->vary[k].v);
         free(s->vary[k].mult);
     }
-    for (int i = 0; i < CLI_MAX_WL; i++)
+    for (int i = 0; s->wl_root && i < s->nwl; i++)
         cJSON_Delete(s->wl_root[i]);
     for (int h = 0; h < CLI_MAX_HW; h++)
         cJSON_Delete(s->hw[h].root);
@@ -779,15 +778,25 @@ static int setup_hw(const cli_common *c, sw_setup *s, kt_err *e)
 static int setup_blocks(const cli_common *c, sw_setup *s, kt_err *e)
 {
     sw_ctx *x = &s->x;
-    static char names[CLI_MAX_WL][64];
-    int nwl = cli_workload_names(c, names, CLI_MAX_WL);
+    /* workloads (names and paths of any length, any number of files for "all") */
+    const char **names;
+    int nwl = cli_workload_names(c, &s->a, &names);
     if (!nwl)
         return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf or all)");
+    s->wl_root = arena_calloc(&s->a, (size_t)nwl, sizeof *s->wl_root);
+    x->blk = s->blk = arena_calloc(&s->a, 2 * (size_t)nwl, sizeof *s->blk);
+    if (!s->wl_root || !s->blk)
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+    s->nwl = nwl;
     for (int w = 0; w < nwl; w++) {
-        if (cli_resolve("workloads", names[w], s->wl_file[w], sizeof s->wl_file[w], e))
+        char path[PATH_MAX];
+        const char *file;
+        if (cli_resolve("workloads", names[w], path, sizeof path, e))
             return -1;
+        if (!(file = arena_strdup(&s->a, path)))
+            return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
         fp_str(&s->fp, names[w]);
-        if (!(s->wl_root[w] = load_hashed(s->wl_file[w], &s->fp, e)))
+        if (!(s->wl_root[w] = load_hashed(file, &s->fp, e)))
             return -1;
         for (int m = 1; m <= 2; m++) {
             if (!(c->modes & m))
@@ -795,16 +804,15 @@ static int setup_blocks(const cli_common *c, sw_setup *s, kt_err *e)
             wl_graph *g = arena_calloc(&s->a, 1, sizeof *g);
             if (!g)
                 return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
-            if (wl_from_json(s->wl_root[w], s->wl_file[w], c->sets, c->nsets, m == 2, &s->a, g, e) ||
+            if (wl_from_json(s->wl_root[w], file, c->sets, c->nsets, m == 2, &s->a, g, e) ||
                 (c->dtype_given && wl_set_float_dtype(g, c->dtype, e)))
                 return -1;
-            snprintf(s->wl_name[w], 64, "%s", g->name);
             if (m == 2 && g->inference_only && (nwl > 1 || c->modes == 3))
                 continue; /* a decode step has no training graph */
             sw_block *b = &s->blk[x->nblk++];
-            b->wl = s->wl_name[w];
+            b->wl = g->name;
             b->root = s->wl_root[w];
-            b->file = s->wl_file[w];
+            b->file = file;
             b->training = m == 2;
             b->base = g;
             const wl_graph *run;
@@ -855,7 +863,6 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
     sw_ctx *x = &s->x;
     x->c = c;
     x->vary = s->vary;
-    x->blk = s->blk;
     if (setup_hw(c, s, e) || setup_blocks(c, s, e))
         return -1;
     /* the axes: each --vary one, all --zip together one (where the first --zip stands) */
