@@ -20,8 +20,9 @@ DESTDIR ?=
 ifeq ($(SAN),1)
   BUILD  = build/asan
   OPT    = -O1 -g
-  CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-  LDFLAGS += -fsanitize=address,undefined
+  CFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+            -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 else ifeq ($(FUZZ),1)
   # make fuzz: libFuzzer harnesses (clang), the library instrumented for coverage
   BUILD  = build/fuzz
@@ -29,7 +30,7 @@ else ifeq ($(FUZZ),1)
   OPT    = -O1 -g
   CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=all
-  LDFLAGS += -fsanitize=address,undefined
+  LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 else ifeq ($(DEBUG),1)
   BUILD  = build/debug
   OPT    = -O0 -g

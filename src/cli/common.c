@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,7 +168,9 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
                 return bad(e, name, "expected NAME=VALUE, got \"%s\"", val);
             if (c->nsets >= CLI_MAX_SETS)
                 return bad(e, name, "too many --set options%s", NULL);
-            char nm[64];
+            char nm[64]; /* the whole name is checked: a longer one is no parameter's */
+            if (q - val >= (ptrdiff_t)sizeof nm)
+                return bad(e, name, "parameter name too long in \"%s\"", val);
             snprintf(nm, sizeof nm, "%.*s", (int)(q - val), val);
             int64_t x;
             char msg[160];

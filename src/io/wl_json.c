@@ -2,6 +2,7 @@
  * overrides, tensors with shape expressions, ops with attributes; then the full graph check. */
 #include "wl_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

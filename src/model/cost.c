@@ -65,7 +65,7 @@ static int occupancy(const hw_gpu *g, double smem_bytes, int threads)
 static double sat_mul(double a, double b)
 {
     double r = a * b;
-    return r > 9.0e18 ? 9.0e18 : r;
+    return !(r <= 9.0e18) ? 9.0e18 : r; /* NaN too */
 }
 
 /* Wave-quantized tensor work of a tm x tn tiling on `sms` SMs (split-K as in cost_tile). */

@@ -72,6 +72,13 @@ static inline int64_t kt_count_mul(int64_t a, int64_t b)
     return __builtin_mul_overflow(a, b, &s) ? INT64_MAX : s;
 }
 
+/** A count computed in double: truncated toward 0 below 2^63, saturating at INT64_MAX beyond
+ *  (and for NaN, so that it is reported), 0 when negative. */
+static inline int64_t kt_count_of(double v)
+{
+    return !(v < 9.2e18) ? INT64_MAX : v > 0 ? (int64_t)v : 0;
+}
+
 /** Tile an op for the GPU, when it runs on `sms` SMs. */
 void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t);
 /** Evaluate op work on `sms` SMs. ext_dram_read/ext_dram_write: bytes of the op's own inputs and

@@ -913,30 +913,30 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         p->time_s = time;
         p->l2_bytes_per_tile = l2_tile;
         p->dram_bytes_per_tile = dram_tile;
-        p->l2_bytes = (int64_t)(l2_tile * N + l2_once);
+        p->l2_bytes = kt_count_of(l2_tile * N + l2_once);
         double weights_rd = 0;
         for (int s = 0; s < p->nstages; s++)
             weights_rd += p->stages[s].dram_bytes_per_tile * N;
-        p->weight_reread_bytes = (int64_t)fmax(0.0, weights_rd - (double)p->weight_bytes);
-        p->gather_dram_bytes = (int64_t)(gather_tile * N);
-        p->dram_read_bytes = (int64_t)(d->ext_read + dram_once + weights_rd + gather_tile * N +
-                                       reread_tile * N + spill_tile * N / 2);
-        p->dram_write_bytes = (int64_t)(d->ext_write + d->reduce_write + spill_tile * N / 2);
-        p->queue_storage_bytes = (int64_t)storage;
-        p->queue_budget_bytes = (int64_t)budget;
-        p->spilled_bytes = (int64_t)(spill_tile * N);
-        p->ext_read_bytes = (int64_t)d->ext_read;
-        p->ext_write_bytes = (int64_t)(d->ext_write + d->reduce_write);
-        p->queue_traffic_bytes = (int64_t)d->queue_tile_bytes_total;
+        p->weight_reread_bytes = kt_count_of(fmax(0.0, weights_rd - (double)p->weight_bytes));
+        p->gather_dram_bytes = kt_count_of(gather_tile * N);
+        p->dram_read_bytes = kt_count_of(d->ext_read + dram_once + weights_rd + gather_tile * N +
+                                          reread_tile * N + spill_tile * N / 2);
+        p->dram_write_bytes = kt_count_of(d->ext_write + d->reduce_write + spill_tile * N / 2);
+        p->queue_storage_bytes = kt_count_of(storage);
+        p->queue_budget_bytes = kt_count_of(budget);
+        p->spilled_bytes = kt_count_of(spill_tile * N);
+        p->ext_read_bytes = kt_count_of(d->ext_read);
+        p->ext_write_bytes = kt_count_of(d->ext_write + d->reduce_write);
+        p->queue_traffic_bytes = kt_count_of(d->queue_tile_bytes_total);
         for (int q = 0; q < p->nqueues; q++) {
             ks_queue *u = &p->queues[q];
             const ks_stage *ps = &p->stages[u->producer_stage];
             int cols = (ps->ctas + ps->groups - 1) / ps->groups;
-            u->tile_bytes = (int64_t)((double)x->g->t[u->tensor].bytes / N);
+            u->tile_bytes = kt_count_of((double)x->g->t[u->tensor].bytes / N);
             double share = ps->split == KS_SPLIT_REDUCE ? (double)u->tile_bytes
                                                         : (double)u->tile_bytes / cols;
             u->payload_bytes = (int64_t)fmax(1.0, fmin(share, Q_PAYLOAD_MAX_BYTES));
-            u->storage_bytes = (int64_t)((double)u->depth * (double)u->tile_bytes * ps->groups);
+            u->storage_bytes = kt_count_of((double)u->depth * (double)u->tile_bytes * ps->groups);
             u->spill_frac = spill;
             u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, clk) / 1e9;
         }
@@ -1156,7 +1156,7 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     P = fmax(P, dram / roof_dram_Bps(hw, hw->sm_count, inflight));
     *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
               (double)(p.barriers + 1) * (N - 1) * P;
-    *dram_bytes = (int64_t)(dram * N + dram_once + d.reduce_write);
+    *dram_bytes = kt_count_of(dram * N + dram_once + d.reduce_write);
     return 0;
 }
 
