@@ -121,6 +121,11 @@ START_TEST(test_read_file)
     ck_assert_ptr_null(io_read_file(path, (size_t)1 << 20, &len, &e));
     ck_assert_str_eq(e.file, path);
     ck_assert(strstr(e.msg, "cannot open") == e.msg);
+    /* a FIFO is refused at once (opening it for reading used to wait for a writer) */
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_ptr_null(io_read_file(path, (size_t)1 << 20, &len, &e));
+    ck_assert_str_eq(e.msg, "cannot read: not a regular file");
+    unlink(path);
 }
 END_TEST
 
@@ -143,6 +148,25 @@ START_TEST(test_json_member)
     cJSON_Delete(root);
     ck_assert_ptr_null(jsonx_parse("{\n  \"a\": ,\n}", "bad.json", &e));
     ck_assert_str_eq(e.msg, "invalid JSON at line 2, column 8");
+    /* a repeated key: cJSON would keep both and every lookup would see the first */
+    ck_assert_ptr_null(jsonx_parse("{\"ops\": [{\"n\": 1}, {\"attrs\": {\"k\": 1, \"k\": 2}}]}",
+                                   "d.json", &e));
+    ck_assert_str_eq(e.path, "ops[1].attrs.k");
+    ck_assert_str_eq(e.msg, "duplicate key");
+    char big[4096] = "{"; /* many members: the hashed search */
+    for (int i = 0; i < 200; i++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "\"k%d\": %d, ", i, i);
+    snprintf(big + strlen(big), sizeof big - strlen(big), "\"k17\": 0}");
+    ck_assert_ptr_null(jsonx_parse(big, "big.json", &e));
+    ck_assert_str_eq(e.path, "k17");
+    big[strlen(big) - 10] = 0; /* drop the repeat: parses */
+    snprintf(big + strlen(big), sizeof big - strlen(big), "\"x\": 0}");
+    root = jsonx_parse(big, "big.json", &e);
+    ck_assert_ptr_nonnull(root);
+    cJSON_Delete(root);
+    root = jsonx_parse_file("\xef\xbb\xbf{\"a\": 1}", 11, "bom.json", &e); /* a BOM is skipped */
+    ck_assert_ptr_nonnull(root);
+    cJSON_Delete(root);
 }
 END_TEST
 

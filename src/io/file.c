@@ -2,17 +2,34 @@
 #include "file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* First buffer size; doubled until the file fits. */
 enum { IO_FIRST_BYTES = 1 << 16 };
 
 char *io_read_file(const char *path, size_t max_bytes, size_t *len, kt_err *e)
 {
-    FILE *f = fopen(path, "rb");
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (--hw FIFO hung); only regular
+     * files are read, so a device or a pipe is refused, not read forever */
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        err_set(e, KT_EINPUT, path, NULL, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        err_set(e, KT_EINPUT, path, NULL, "cannot read: not a regular file");
+        return NULL;
+    }
+    FILE *f = fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
+        close(fd);
         err_set(e, KT_EINPUT, path, NULL, "cannot open: %s", strerror(errno));
         return NULL;
     }

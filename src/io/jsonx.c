@@ -9,6 +9,102 @@
 
 #include "file.h"
 
+/* The duplicate-key search: a hash table of an object's members (open addressing), and the
+ * path from the root to the node being searched (its members at each depth), formatted only
+ * when a duplicate is found. */
+enum { DUP_HASH_MIN = 9, DUP_MAX_DEPTH = 1024 };
+typedef struct dup_scratch {
+    const cJSON **slot;
+    size_t cap;
+    const cJSON *at[DUP_MAX_DEPTH]; /* at[d]: the member entered at depth d */
+} dup_scratch;
+
+/* A key twice in object o: the second member, or NULL. Small objects compare pairs, large ones
+ * (thousands of tensors) go through the hash table: O(n). Sets *oom when memory runs out. */
+static const cJSON *dup_in(const cJSON *o, dup_scratch *s, int *oom)
+{
+    size_t k = 0;
+    const cJSON *c, *d;
+    for (c = o->child; c; c = c->next)
+        k++;
+    if (k < DUP_HASH_MIN) {
+        for (c = o->child; c; c = c->next)
+            for (d = c->next; d; d = d->next)
+                if (!strcmp(c->string, d->string))
+                    return d;
+        return NULL;
+    }
+    size_t cap = 16;
+    while (cap < 2 * k)
+        cap *= 2;
+    if (cap > s->cap) {
+        const cJSON **v = realloc(s->slot, cap * sizeof *v);
+        if (!v) {
+            *oom = 1;
+            return NULL;
+        }
+        s->slot = v;
+        s->cap = cap;
+    }
+    memset(s->slot, 0, cap * sizeof *s->slot);
+    for (c = o->child; c; c = c->next) {
+        uint64_t h = 14695981039346656037ull; /* FNV-1a */
+        for (const unsigned char *p = (const unsigned char *)c->string; *p; p++)
+            h = (h ^ *p) * 1099511628211ull;
+        for (size_t i = (size_t)h & (cap - 1);; i = (i + 1) & (cap - 1)) {
+            if (!s->slot[i]) {
+                s->slot[i] = c;
+                break;
+            }
+            if (!strcmp(s->slot[i]->string, c->string))
+                return c;
+        }
+    }
+    return NULL;
+}
+
+/* A repeated key in the tree under node (at depth `depth`): 1 with s->at[0..*end] the path to
+ * it, 0 when there is none, -1 when memory runs out. */
+static int dup_key(const cJSON *node, int depth, dup_scratch *s, int *end)
+{
+    int oom = 0;
+    if (depth >= DUP_MAX_DEPTH)
+        return 0; /* cJSON's own nesting limit is lower */
+    if ((node->type & 0xFF) == cJSON_Object) {
+        const cJSON *d = dup_in(node, s, &oom);
+        if (oom)
+            return -1;
+        if (d) {
+            s->at[depth] = d;
+            *end = depth;
+            return 1;
+        }
+    }
+    for (const cJSON *c = node->child; c; c = c->next)
+        if ((c->type & 0xFF) == cJSON_Object || (c->type & 0xFF) == cJSON_Array) {
+            s->at[depth] = c;
+            int rc = dup_key(c, depth + 1, s, end);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+/* The JSON path of s->at[0..end] under root ("ops[3].attrs.k"). */
+static void dup_path(const cJSON *root, const dup_scratch *s, int end, char *path, size_t n)
+{
+    path[0] = 0;
+    const cJSON *parent = root;
+    for (int d = 0; d <= end; d++) {
+        int i = 0;
+        if (cJSON_IsArray(parent))
+            for (const cJSON *c = parent->child; c && c != s->at[d]; c = c->next)
+                i++;
+        err_path(path, n, path, cJSON_IsObject(parent) ? s->at[d]->string : NULL, i);
+        parent = s->at[d];
+    }
+}
+
 cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
 {
     const char *end = NULL;
@@ -29,6 +125,24 @@ cJSON *jsonx_parse(const char *text, const char *file, kt_err *e)
         err_set(e, KT_EINPUT, file, NULL, "invalid JSON at line %ld, column %ld", line, col);
         return NULL;
     }
+    /* cJSON keeps both members of a repeated key and lookups see the first: the second was
+     * silently ignored */
+    dup_scratch *s = calloc(1, sizeof *s);
+    int last = 0, rc = s ? dup_key(root, 0, s, &last) : -1;
+    if (rc) {
+        char path[192];
+        if (rc > 0)
+            dup_path(root, s, last, path, sizeof path);
+        cJSON_Delete(root);
+        root = NULL;
+        if (rc < 0)
+            err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        else
+            err_set(e, KT_EINPUT, file, path, "duplicate key");
+    }
+    if (s)
+        free(s->slot);
+    free(s);
     return root;
 }
 

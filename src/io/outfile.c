@@ -7,6 +7,7 @@
  *
  * The signal-cleanup slots are the library's one piece of process state: a temporary file can
  * only be removed on SIGINT/SIGTERM/SIGHUP by a handler that knows its name. */
+#define _GNU_SOURCE /* fopencookie: a memory stream with stdio's own buffering */
 #include "outfile.h"
 
 #include <errno.h>
@@ -220,6 +221,35 @@ static int fd_path(const char *path)
     return *end || v < 0 || v > INT32_MAX ? -1 : (int)v;
 }
 
+/* The memory stream of OF_BUFFER: stdio buffers the writes (64 KiB), this appends each buffer
+ * to o->buf. (open_memstream copies byte by byte: 4% of predicting a 10,000-op graph.) */
+static ssize_t mem_write(void *cookie, const char *p, size_t n)
+{
+    of_file *o = cookie;
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 1 << 16;
+        while (cap < o->len + n)
+            cap *= 2;
+        char *nb = realloc(o->buf, cap);
+        if (!nb)
+            return -1;
+        o->buf = nb;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+    return (ssize_t)n;
+}
+
+static FILE *mem_open(of_file *o)
+{
+    cookie_io_functions_t io = {NULL, mem_write, NULL, NULL};
+    FILE *f = fopencookie(o, "w", io);
+    if (f)
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+    return f;
+}
+
 static int fail(of_file *o, int code, const char *what, int err, kt_err *e)
 {
     err_set(e, code, o->name, NULL, "%s: %s", what, strerror(err));
@@ -276,14 +306,14 @@ int of_open(of_file *o, const char *path, int flags, kt_err *e)
     if (classify(path, &o->kind, o->target, sizeof o->target))
         return fail(o, KT_EINPUT, "cannot resolve", errno, e);
     if (o->kind == OF_STDOUT) {
-        o->f = flags & OF_BUFFER ? open_memstream(&o->buf, &o->len) : stdout;
+        o->f = flags & OF_BUFFER ? mem_open(o) : stdout;
         if (!o->f)
             return fail(o, KT_EINTERNAL, "cannot buffer the output", errno, e);
         return 0;
     }
     if (o->kind == OF_DIRECT) {
         if (flags & OF_BUFFER) { /* opened at commit: a failed command never touches it */
-            o->f = open_memstream(&o->buf, &o->len);
+            o->f = mem_open(o);
             if (!o->f)
                 return fail(o, KT_EINTERNAL, "cannot buffer the output", errno, e);
             return 0;

@@ -33,7 +33,7 @@ typedef struct of_file {
     int fd;             /* OF_DIRECT, OF_ATOMIC: the open descriptor behind f (or -1) */
     int slot;           /* OF_ATOMIC: the temporary file's signal-cleanup slot (-1: none) */
     char *buf;          /* OF_BUFFER: the memory stream's contents */
-    size_t len;
+    size_t len, cap;
     char name[1024];    /* the path as given (messages) */
     char target[4096];  /* the resolved path written or replaced */
     char tmp[4096];     /* OF_ATOMIC: the temporary file */
