@@ -629,6 +629,48 @@ START_TEST(test_selections_scans_extras)
 }
 END_TEST
 
+/* Names are exact, never cut: two 300-byte op names that differ only at the end derive
+ * distinct backward names (at 256 bytes they collided: "duplicate op name"), and a name that
+ * would exceed the limit is an error rather than a cut. */
+START_TEST(test_long_names)
+{
+    char json[8192], a1[301], a2[301];
+    memset(a1, 'L', 299);
+    memcpy(a2, a1, 299);
+    a1[299] = '1';
+    a2[299] = '2';
+    a1[300] = a2[300] = 0;
+    const char *fmt =
+        "{\"name\": \"n\", \"params\": {}, \"tensors\": {"
+        "\"x\": {\"shape\": [64, 64], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+        "\"w\": {\"shape\": [64, 64], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+        "\"h\": {\"shape\": [64, 64], \"dtype\": \"bf16\"},"
+        "\"y\": {\"shape\": [64, 64], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+        "\"ops\": [{\"name\": \"%s\", \"type\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"h\"]},"
+        "{\"name\": \"%s\", \"type\": \"relu\", \"inputs\": [\"h\"], \"outputs\": [\"y\"]}]}";
+    snprintf(json, sizeof json, fmt, a1, a2);
+    arena a = {0};
+    wl_graph fwd, tg;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_ADAM, &a, &fwd, &tg, &e) == 0, "%s", e.msg);
+    for (int i = 0; i < tg.nop; i++)
+        for (int j = i + 1; j < tg.nop; j++)
+            ck_assert_str_ne(tg.op[i].name, tg.op[j].name);
+    arena_free(&a);
+    char big[1100];
+    memset(big, 'M', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    snprintf(json, sizeof json, fmt, big, a2);
+    err_clear(&e);
+    ck_assert_int_eq(derive(json, OPTIM_NONE, &a, &fwd, &tg, &e), -1);
+    ck_assert_int_eq(e.code, KT_EINPUT);
+    ck_assert_str_eq(e.msg, "a training-graph name would exceed 1023 bytes (shorten the op and "
+                            "tensor names)");
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *autodiff_suite(void)
 {
     Suite *s = suite_create("autodiff");
@@ -643,6 +685,7 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_no_grad_paths_and_errors);
     tcase_add_test(tc, test_conv_block);
     tcase_add_test(tc, test_selections_scans_extras);
+    tcase_add_test(tc, test_long_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -20,13 +20,16 @@
  * The rules per op type are documented in docs/training.md. */
 #include "autodiff.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "graph.h"
 #include "op.h"
 
-enum { AD_NAME_MAX = 256 };
+/* Longest generated name (op or tensor name plus a suffix such as ".grad_acc12"); a longer one
+ * is an error, never cut: two cut names could collide. */
+enum { AD_NAME_MAX = 1024 };
 
 /* Value of the `fill` that seeds the backward pass: d(sum y)/dy = 1 (PyTorch: ones_like). */
 #define AD_SEED_VALUE 1
@@ -43,6 +46,7 @@ typedef struct ad_ctx {
     unsigned char *rg;   /* [nft] requires a gradient */
     int cur;             /* forward op being differentiated */
     wl_phase phase;
+    int name_cut;        /* a generated name did not fit AD_NAME_MAX */
 } ad_ctx;
 
 static const wl_tensor *FT(const ad_ctx *c, int t)
@@ -85,9 +89,31 @@ static int storage_of(const wl_graph *f, int t)
     }
 }
 
+/* Format a generated name into buf (AD_NAME_MAX bytes); one that does not fit is remembered
+ * and the tensor or op it names fails (name_ok). */
+__attribute__((format(printf, 3, 4))) static void ad_name(ad_ctx *c, char *buf, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(buf, AD_NAME_MAX, fmt, ap) >= AD_NAME_MAX)
+        c->name_cut = 1;
+    va_end(ap);
+}
+
+static int name_ok(ad_ctx *c)
+{
+    if (!c->name_cut)
+        return 0;
+    return err_set(c->e, KT_EINPUT, c->f->file, NULL,
+                   "a training-graph name would exceed %d bytes (shorten the op and tensor names)",
+                   AD_NAME_MAX - 1);
+}
+
 static int new_tensor(ad_ctx *c, const char *name, int ndim, const int64_t *dim, dtype dt,
                       int grad_of)
 {
+    if (name_ok(c))
+        return -1;
     int t = wl_add_tensor(c->g, name, ndim, dim, dt, TK_INTER, c->e);
     if (t >= 0)
         c->g->t[t].grad_of = grad_of;
@@ -106,6 +132,8 @@ static int grad_tensor(ad_ctx *c, const char *name, int like)
 static int emit(ad_ctx *c, const char *name, int type, const int *in, int nin, const int *out,
                 int nout, const wl_attr *at, int nat)
 {
+    if (name_ok(c))
+        return -1;
     int i = wl_add_op(c->g, name, type, in, nin, out, nout, at, nat, c->e);
     if (i < 0)
         return -1;
@@ -129,9 +157,9 @@ static int unsupported(ad_ctx *c, const wl_op *o, const char *what)
 }
 
 /* "<fwd op>.<sfx>" */
-static void op_name_of(const ad_ctx *c, const char *sfx, char *buf)
+static void op_name_of(ad_ctx *c, const char *sfx, char *buf)
 {
-    snprintf(buf, AD_NAME_MAX, "%s.%s", c->f->op[c->cur].name, sfx);
+    ad_name(c, buf, "%s.%s", c->f->op[c->cur].name, sfx);
 }
 
 /* One op with one new output (named like the op) of the given shape; returns the output or -1. */
@@ -174,7 +202,7 @@ static int accumulate(ad_ctx *c, int t, int contrib)
         return 0;
     }
     char nm[AD_NAME_MAX];
-    snprintf(nm, sizeof nm, "%s.grad_acc%d", FT(c, t)->name, ++c->nacc[t]);
+    ad_name(c, nm, "%s.grad_acc%d", FT(c, t)->name, ++c->nacc[t]);
     int o = grad_tensor(c, nm, t);
     int in[2] = {c->grad[t], contrib};
     if (o < 0 || emit(c, nm, OP_ADD, in, 2, &o, 1, NULL, 0))
@@ -202,14 +230,14 @@ static int sum_to(ad_ctx *c, const char *sfx, int gt, int target)
         }
     }
     char s2[AD_NAME_MAX];
-    snprintf(s2, sizeof s2, "%s.sum", sfx);
+    ad_name(c, s2, "%s.sum", sfx);
     wl_attr at[3] = {attr_str("op", "sum"), attr_list("axes", axes, nax), attr_int("keepdim", 1)};
     if (!inner) /* only leading axes: keepdim 0 gives the target shape exactly */
         return op1_like(c, s2, OP_REDUCE, &gt, 1, target, at, 2);
     int r = op1(c, s2, OP_REDUCE, &gt, 1, n, kd, x->dt, lead ? -1 : target, at, 3);
     if (r < 0)
         return -1;
-    snprintf(s2, sizeof s2, "%s.view", sfx);
+    ad_name(c, s2, "%s.view", sfx);
     return view_to(c, s2, r, tt->ndim, tt->dim, target);
 }
 
@@ -804,7 +832,9 @@ static int copy_forward(ad_ctx *c)
              * backward reads them, so the training graph declares them */
             const wl_tensor *y = &f->t[o->out[0]];
             char tn[AD_NAME_MAX];
-            snprintf(tn, sizeof tn, "%s.indices", y->name);
+            ad_name(c, tn, "%s.indices", y->name);
+            if (name_ok(c))
+                return -1;
             out[0] = o->out[0];
             out[1] = wl_add_tensor(g, tn, y->ndim, y->dim, DT_INT64, TK_INTER, c->e);
             if (out[1] < 0)
@@ -834,14 +864,14 @@ static int optimizer_step(ad_ctx *c, int optimizer, const int *first_use)
             continue;
         c->cur = first_use[w];
         char nm[AD_NAME_MAX], tn[AD_NAME_MAX];
-        snprintf(tn, sizeof tn, "%s.new", wt->name);
+        ad_name(c, tn, "%s.new", wt->name);
         int pn = new_tensor(c, tn, wt->ndim, wt->dim, wt->dt, -1);
         if (pn < 0)
             return -1;
         c->g->t[pn].kind = TK_OUTPUT;
         if (optimizer == OPTIM_SGD) {
             int in[2] = {w, c->grad[w]};
-            snprintf(nm, sizeof nm, "%s.sgd", wt->name);
+            ad_name(c, nm, "%s.sgd", wt->name);
             if (emit(c, nm, OP_SUB, in, 2, &pn, 1, NULL, 0))
                 return -1;
             continue;
@@ -849,15 +879,16 @@ static int optimizer_step(ad_ctx *c, int optimizer, const int *first_use)
         int in[4] = {w, c->grad[w], -1, -1}, out[3] = {pn, -1, -1};
         static const char *const MOM[2] = {"adam_m", "adam_v"};
         for (int i = 0; i < 2; i++) {
-            snprintf(tn, sizeof tn, "%s.%s", wt->name, MOM[i]);
-            in[2 + i] = wl_add_tensor(c->g, tn, wt->ndim, wt->dim, DT_FP32, TK_WEIGHT, c->e);
-            snprintf(tn, sizeof tn, "%s.%s.new", wt->name, MOM[i]);
+            ad_name(c, tn, "%s.%s", wt->name, MOM[i]);
+            in[2 + i] = name_ok(c) ? -1
+                                   : wl_add_tensor(c->g, tn, wt->ndim, wt->dim, DT_FP32, TK_WEIGHT, c->e);
+            ad_name(c, tn, "%s.%s.new", wt->name, MOM[i]);
             out[1 + i] = new_tensor(c, tn, wt->ndim, wt->dim, DT_FP32, -1);
             if (in[2 + i] < 0 || out[1 + i] < 0)
                 return -1;
             c->g->t[out[1 + i]].kind = TK_OUTPUT;
         }
-        snprintf(nm, sizeof nm, "%s.adam", wt->name);
+        ad_name(c, nm, "%s.adam", wt->name);
         if (emit(c, nm, OP_ADAM, in, 4, out, 3, NULL, 0))
             return -1;
     }
@@ -872,7 +903,7 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
     if (optimizer != OPTIM_NONE && optimizer != OPTIM_SGD && optimizer != OPTIM_ADAM)
         return err_set(e, KT_EINPUT, fwd->file, NULL, "unknown optimizer %d", optimizer);
     wl_init(out, fwd->name, a);
-    ad_ctx c = {fwd, out, e, fwd->ntensor, NULL, NULL, NULL, -1, PH_BWD};
+    ad_ctx c = {fwd, out, e, fwd->ntensor, NULL, NULL, NULL, -1, PH_BWD, 0};
     int nt = fwd->ntensor;
     c.grad = arena_calloc(a, (size_t)nt + 1, sizeof(int));
     c.nacc = arena_calloc(a, (size_t)nt + 1, sizeof(int));
@@ -909,7 +940,7 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
         if (fwd->t[i].kind != TK_OUTPUT || !c.rg[i])
             continue;
         char nm[AD_NAME_MAX];
-        snprintf(nm, sizeof nm, "%s.grad_ones", fwd->t[i].name);
+        ad_name(&c, nm, "%s.grad_ones", fwd->t[i].name);
         c.cur = fwd->t[i].producer;
         int s = grad_tensor(&c, nm, i);
         wl_attr one = attr_int("value", AD_SEED_VALUE);
@@ -942,7 +973,7 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
             continue;
         if (out->t[c.grad[w]].grad_of != w) {
             char nm[AD_NAME_MAX];
-            snprintf(nm, sizeof nm, "%s.grad_copy", fwd->t[w].name);
+            ad_name(&c, nm, "%s.grad_copy", fwd->t[w].name);
             c.cur = first_use[w];
             int t = grad_tensor(&c, nm, w);
             if (t < 0 || emit(&c, nm, OP_COPY, &c.grad[w], 1, &t, 1, NULL, 0))
