@@ -161,6 +161,11 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training);
 /** Load the single --workload and run the model on --hw with the command's options (predict,
  *  map). 0, or -1 with x->e set. */
 int cli_run_workload(cli_ctx *x, kt_run_result *rr);
+/** Warn on stderr about each result whose average power is above the limit it ran under (the
+ *  board's TDP, or --power-cap): kernels that exceed it even at the lowest clock (e.g. a cap
+ *  below the static power), which the number alone does not say; through cli_warn, so JSON
+ *  output lists them too. */
+void cli_warn_power(cli_ctx *x, const kt_run_result *rr);
 /** The workload names a command was given: every shipped one for "all" (allocated in a), else
  *  the --workload values in order, as given (paths of any length). Returns the count (0: none
  *  given). */

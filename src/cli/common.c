@@ -486,16 +486,39 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training)
     return cli_load_wl(&x->c, name, training, &x->a, g, &x->e) ? NULL : g;
 }
 
+void cli_warn_power(cli_ctx *x, const kt_run_result *rr)
+{
+    const kt_opts *o = &x->c.opts;
+    hw_gpu ph = kt_power_hw(&x->hw, o); /* the board limit under the power policy */
+    int board = o->power_policy != KT_POWER_NONE;
+    double cap = board && o->power_cap_W > ph.tdp_W ? ph.tdp_W : o->power_cap_W;
+    lint_list l = {0};
+    for (int i = 0; i < rr->nres; i++) {
+        const kt_result *lim[2] = {board ? &rr->res[i] : NULL, o->power_cap_W > 0 ? &rr->capped[i] : NULL};
+        const double limit[2] = {ph.tdp_W, cap};
+        for (int k = 0; k < 2; k++)
+            if (lim[k] && lim[k]->avg_power_W > limit[k] * (1 + 1e-9))
+                lint_add(&l,
+                         "%s, %s, %s: %.1f W on average, above the %s (%.0f W); kernels above it "
+                         "even at the lowest clock (%.0f MHz): %d",
+                         rr->g->name, cli_mode_name(o->training), lim[k]->exec,
+                         lim[k]->avg_power_W, k ? "power cap" : "board's TDP", limit[k],
+                         ph.clock_min_MHz, lim[k]->over_cap_items);
+    }
+    cli_warn(x, &l);
+}
+
 int cli_run_workload(cli_ctx *x, kt_run_result *rr)
 {
     const cli_common *c = &x->c;
     if (!c->nworkload)
         return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
     wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
-    return !g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ||
-                   cli_check_run(x, &x->hw, rr->g, c->opts.training, &x->mem)
-               ? -1
-               : 0;
+    if (!g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ||
+        cli_check_run(x, &x->hw, rr->g, c->opts.training, &x->mem))
+        return -1;
+    cli_warn_power(x, rr);
+    return 0;
 }
 
 void cli_warn(cli_ctx *x, const lint_list *l)

@@ -318,6 +318,7 @@ static int run(cli_ctx *x)
             if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e) ||
                 cli_check_run(x, &x->hw, rr->g, u->training, &u->mem))
                 return -1;
+            cli_warn_power(x, rr);
             u->g = rr->g;
             u->r = rr->by;
             u->cap = rr->capped_by;
