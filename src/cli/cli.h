@@ -86,6 +86,7 @@ typedef struct cli_common {
     int force_ctas[CLI_MAX_STAGES];
     int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
     dtype dtype;
+    cli_opt_mask given;             /* O_* of every option on the command line */
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.
@@ -161,6 +162,13 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training);
 /** Load the single --workload and run the model on --hw with the command's options (predict,
  *  map). 0, or -1 with x->e set. */
 int cli_run_workload(cli_ctx *x, kt_run_result *rr);
+/** The model options given apply to what the command will run (its modes and execution
+ *  models, set by then): --optimizer and --vf-backward need training, --vf-backward also vf or
+ *  kitsune, --vf vf or kitsune's rest as vf, --select, --scheduler and --rest need kitsune,
+ *  --explain the table format. An
+ *  option that would change nothing is an error (it usually means a mistaken command): 0, or
+ *  -1 with x->e set. */
+int cli_applicable(cli_ctx *x);
 /** Warn on stderr about each result whose average power is above the limit it ran under (the
  *  board's TDP, or --power-cap): kernels that exceed it even at the lowest clock (e.g. a cap
  *  below the static power), which the number alone does not say; through cli_warn, so JSON

@@ -124,6 +124,7 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
                                given[b], val);
             given[b] = val;
         }
+        c->given |= OPTS[k].bit;
         double v;
         switch (OPTS[k].bit) {
         case O_HW:
@@ -484,6 +485,30 @@ wl_graph *cli_workload(cli_ctx *x, const char *name, int training)
         return NULL;
     }
     return cli_load_wl(&x->c, name, training, &x->a, g, &x->e) ? NULL : g;
+}
+
+int cli_applicable(cli_ctx *x)
+{
+    const cli_common *c = &x->c;
+    int training = c->modes & 2, m = c->opts.exec_mask;
+    if ((c->given & O_OPTIM) && !training)
+        return cli_error(x, 0, "--optimizer", "applies to training (--mode training or both)");
+    if ((c->given & O_VFBWD) && !training)
+        return cli_error(x, 0, "--vf-backward", "applies to training (--mode training or both)");
+    if ((c->given & O_VFBWD) && !(m & (EXEC_VF | EXEC_KITSUNE)))
+        return cli_error(x, 0, "--vf-backward", "applies to vf and kitsune (--exec)");
+    static const struct {
+        cli_opt_mask bit;
+        const char *name;
+    } KS[] = {{O_SELECT, "--select"}, {O_SCHED, "--scheduler"}, {O_REST, "--rest"}};
+    for (size_t i = 0; i < sizeof KS / sizeof KS[0]; i++)
+        if ((c->given & KS[i].bit) && !(m & EXEC_KITSUNE))
+            return cli_error(x, 0, KS[i].name, "applies to kitsune (--exec kitsune or all)");
+    if ((c->given & O_VF) && !(m & EXEC_VF) && (!(m & EXEC_KITSUNE) || c->opts.rest_bsp))
+        return cli_error(x, 0, "--vf", "applies to vf and to kitsune's rest as vf (--exec)");
+    if ((c->given & O_EXPLAIN) && c->format != FMT_TABLE)
+        return cli_error(x, 0, "--explain", "applies to --format table");
+    return 0;
 }
 
 void cli_warn_power(cli_ctx *x, const kt_run_result *rr)

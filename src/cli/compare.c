@@ -279,6 +279,8 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
 static int run(cli_ctx *x)
 {
     cli_common *c = &x->c;
+    if (cli_applicable(x))
+        return -1;
     const char **names;
     int nwl = cli_workload_names(c, &x->a, &names);
     if (!nwl)

@@ -106,6 +106,8 @@ static int run(cli_ctx *x)
         n = hw ? 0 : cli_list_dir("workloads", &x->a, &names);
     if (all && !c->mode_given)
         c->modes = 3;
+    if (cli_applicable(x))
+        return -1;
     FILE *f = cli_output(x);
     if (!f)
         return -1;

@@ -355,6 +355,8 @@ static int run(cli_ctx *x)
 {
     cli_common *c = &x->c;
     c->opts.exec_mask = EXEC_KITSUNE;
+    if (cli_applicable(x))
+        return -1;
     kt_run_result rr;
     if (cli_run_workload(x, &rr))
         return -1;
@@ -383,5 +385,7 @@ static int run(cli_ctx *x)
 }
 
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
-                             HELP, O_MODEL | O_FORMAT | O_OUT | O_WHY | O_OPS | O_STAGES | O_ALLOC | O_TILE | O_CPS,
+                             HELP,
+                             (O_MODEL & ~O_POWER) | O_FORMAT | O_OUT | O_WHY | O_OPS | O_STAGES | O_ALLOC |
+                                 O_TILE | O_CPS,
                              CMD_HW | CMD_OUT, run, 0};

@@ -46,6 +46,8 @@ static int run(cli_ctx *x)
         return cli_error(x, 0, "--mode", "predict takes one mode (use compare for both)");
     if (!c->exec_given) /* predict's default is bsp alone */
         c->opts.exec_mask = EXEC_BSP;
+    if (cli_applicable(x))
+        return -1;
     kt_run_result rr;
     if (cli_run_workload(x, &rr))
         return -1;

@@ -1055,6 +1055,8 @@ done:
 
 static int run(cli_ctx *x)
 {
+    if (cli_applicable(x))
+        return -1;
     static sw_setup s;
     memset(&s, 0, sizeof s);
     pthread_mutex_init(&s.mem.mu, NULL);
