@@ -26,6 +26,7 @@ static hw_gpu synth(void)
     g.smem_per_sm_KiB = 164;
     g.max_ctas_per_sm = 32;
     g.max_threads_per_sm = 2048;
+    g.registers_per_sm_KiB = 256; /* 128 bytes per thread: no register limit */
     g.dram_bandwidth_GBps = 1000;
     g.l2_capacity_MiB = 1;
     g.l2_bandwidth_GBps = 4000;
@@ -97,6 +98,31 @@ START_TEST(test_tiles_and_waves)
     ck_assert_double_eq(r.wave_eff, 1.0);
     /* 81920 FLOPs over 10 SMs x 1e11 FLOP/s */
     ck_assert_double_eq_tol(r.compute_s, 81920 / 1e12, 1e-18);
+}
+END_TEST
+
+/* sm.registers_per_sm_KiB has an effect: a register file holding fewer than 32 registers per
+ * resident thread limits the CTAs per SM (it used to change nothing); more changes nothing. */
+START_TEST(test_register_file)
+{
+    hw_gpu g = synth();
+    cost_tiling t;
+    op_work w = stream(160 * 512);
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.ctas_per_sm, 16); /* 2048 threads / 128 */
+    g.registers_per_sm_KiB = 64;         /* 64 KiB / 128 B = 512 threads: 4 CTAs of 128 */
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.ctas_per_sm, 4);
+    cost_result small, big;
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &small);
+    g.registers_per_sm_KiB = 1024;
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.ctas_per_sm, 16);
+    cost_eval(&g, &w, 10, &CTX, 0, 0, &big);
+    ck_assert_int_eq(small.waves, 4 * big.waves);
+    ck_assert_double_eq_tol(hw_reg_bytes_per_thread(&g), 512, 1e-12);
+    g.registers_per_sm_KiB = 16;
+    ck_assert_double_eq_tol(hw_reg_bytes_per_thread(&g), HW_MIN_REG_BYTES_PER_THREAD, 1e-12);
 }
 END_TEST
 
@@ -847,6 +873,7 @@ static Suite *cost_suite(void)
     Suite *s = suite_create("cost");
     TCase *t = tcase_create("cost_tile");
     tcase_add_test(t, test_tiles_and_waves);
+    tcase_add_test(t, test_register_file);
     tcase_add_test(t, test_cta_dispatch);
     tcase_add_test(t, test_row_instructions);
     tcase_add_test(t, test_gemm_tiles);

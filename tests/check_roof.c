@@ -21,6 +21,7 @@ static hw_gpu toy(void)
     g.l2_bandwidth_GBps = 4000;
     g.l2_latency_ns = 200;
     g.max_threads_per_sm = 2048;
+    g.registers_per_sm_KiB = 256; /* 128 bytes per thread: no register limit */
     g.tensor_frac = g.simt_frac = g.dram_frac = g.l2_frac = 0.5;
     return g;
 }

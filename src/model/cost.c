@@ -54,7 +54,10 @@ static int64_t pow2_tile(int64_t x)
 
 static int occupancy(const hw_gpu *g, double smem_bytes, int threads)
 {
-    int by_threads = g->max_threads_per_sm / threads;
+    /* the register file holds at most this many threads (>= the thread limit on every
+     * shipped GPU; a smaller register file limits occupancy here) */
+    double reg_threads = g->registers_per_sm_KiB * 1024.0 / hw_reg_bytes_per_thread(g);
+    int by_threads = (int)fmin((double)g->max_threads_per_sm, reg_threads) / threads;
     int by_smem = smem_bytes > 0 ? (int)(hw_smem_bytes(g) / smem_bytes) : g->max_ctas_per_sm;
     int c = by_threads < by_smem ? by_threads : by_smem;
     if (c > g->max_ctas_per_sm)

@@ -32,3 +32,9 @@ int hw_has_stage_body(const hw_gpu *g)
 {
     return g->body_load_GBps > 0;
 }
+
+double hw_reg_bytes_per_thread(const hw_gpu *g)
+{
+    double b = g->registers_per_sm_KiB * 1024.0 / g->max_threads_per_sm;
+    return b > HW_MIN_REG_BYTES_PER_THREAD ? b : HW_MIN_REG_BYTES_PER_THREAD;
+}

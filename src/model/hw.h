@@ -87,5 +87,14 @@ double hw_smem_bytes(const hw_gpu *g);
 double hw_l2_persist_bytes(const hw_gpu *g);
 /** 1 when the hw describes a pipeline runtime's stage bodies (the "stage_body" section). */
 int hw_has_stage_body(const hw_gpu *g);
+/** Least register-file bytes a kernel's thread needs: 32 registers of 4 bytes (what full
+ *  occupancy leaves on every NVIDIA GPU since Kepler, 64K registers for 2048 threads; real
+ *  kernels use 16-255). A register file smaller than this per resident thread limits
+ *  occupancy; the model does not know kernels' own register counts, so a larger one changes
+ *  nothing. */
+#define HW_MIN_REG_BYTES_PER_THREAD 128.0
+/** Register-file bytes each thread gets at full occupancy, at least
+ *  HW_MIN_REG_BYTES_PER_THREAD: what a CTA of n threads holds is n times this. */
+double hw_reg_bytes_per_thread(const hw_gpu *g);
 
 #endif

@@ -1241,7 +1241,7 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
         !x->split_k || !x->root || !x->cache)
         return -1;
-    double regs_per_thread = hw->registers_per_sm_KiB * 1024.0 / hw->max_threads_per_sm;
+    double regs_per_thread = hw_reg_bytes_per_thread(hw);
     for (int i = 0; i < g->nop; i++) {
         if (w[i].kind == OPK_FREE)
             continue;
