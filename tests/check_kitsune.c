@@ -415,13 +415,13 @@ START_TEST(never_slower_than_no_pipelines)
              {"a100", "nerf", SELECT_SEARCH, 100}};
     for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
         hw_gpu hw = kt_test_hw(C[k].hw);
-        char path[1024];
-        snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, C[k].wl);
         arena a = {0};
         wl_graph g;
         kt_err e;
         err_clear(&e);
-        ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+        char rel[256];
+        snprintf(rel, sizeof rel, "workloads/%s.json", C[k].wl);
+        kt_test_wl(rel, &a, &g);
         kt_opts o;
         kt_opts_default(&o);
         o.exec_mask = EXEC_KITSUNE;

@@ -349,25 +349,34 @@ int of_open(of_file *o, const char *path, int flags, kt_err *e)
     return 0;
 }
 
+/* One step of finishing an output: the first that fails decides the error reported. */
+static void step(int failed, int *bad, int *err)
+{
+    if (failed && !*bad) {
+        *bad = 1;
+        *err = errno ? errno : EIO;
+    }
+}
+
+/* Close o's stream (not stdout): 0, or EOF with errno set. */
+static int close_stream(of_file *o)
+{
+    int c = o->f == stdout ? 0 : fclose(o->f);
+    o->f = NULL;
+    o->fd = -1;
+    return c;
+}
+
 int of_commit(of_file *o, kt_err *e)
 {
     if (!o->f)
         return 0;
+    int bad = 0, err = 0;
     errno = 0;
-    int bad = fflush(o->f) != 0 || ferror(o->f);
-    int err = errno ? errno : EIO;
+    step(fflush(o->f) != 0 || ferror(o->f), &bad, &err);
     if (o->kind == OF_ATOMIC) {
-        if (!bad && fsync(o->fd)) {
-            bad = 1;
-            err = errno;
-        }
-        int c = fclose(o->f);
-        o->f = NULL;
-        o->fd = -1;
-        if (!bad && c) {
-            bad = 1;
-            err = errno;
-        }
+        step(!bad && fsync(o->fd) != 0, &bad, &err);
+        step(close_stream(o) != 0, &bad, &err);
         if (bad)
             return fail(o, KT_EINTERNAL, "cannot write", err, e);
         if (rename(o->tmp, o->target))
@@ -378,51 +387,26 @@ int of_commit(of_file *o, kt_err *e)
         of_sync_dir(o->target); /* durability of the rename; nothing to report if it fails */
         return 0;
     }
-    if (o->buf || (o->flags & OF_BUFFER)) { /* the memory stream: now write it out */
-        int c = fclose(o->f);
-        o->f = NULL;
-        if (bad || c)
-            return fail(o, KT_EINTERNAL, "cannot buffer the output", err, e);
+    if (o->flags & OF_BUFFER) { /* the memory stream: now write it out */
+        if (close_stream(o) || bad)
+            return fail(o, KT_EINTERNAL, "cannot buffer the output", err ? err : errno, e);
+        errno = 0;
         if (o->kind == OF_STDOUT) {
-            errno = 0;
-            if (o->len && fwrite(o->buf, 1, o->len, stdout) != o->len)
-                bad = 1;
-            if (fflush(stdout) != 0 || ferror(stdout))
-                bad = 1;
-            err = errno ? errno : EIO;
+            step(o->len && fwrite(o->buf, 1, o->len, stdout) != o->len, &bad, &err);
+            step(fflush(stdout) != 0 || ferror(stdout), &bad, &err);
         } else if ((o->fd = open_direct(o)) < 0) {
             return fail(o, KT_EINPUT, "cannot open", errno, e);
-        } else if (of_write_all(o->fd, o->buf, o->len)) {
-            bad = 1;
-            err = errno;
+        } else {
+            step(of_write_all(o->fd, o->buf, o->len) != 0, &bad, &err);
+            step(close(o->fd) != 0, &bad, &err);
+            o->fd = -1;
         }
-        if (o->fd >= 0 && close(o->fd) && !bad) {
-            bad = 1;
-            err = errno;
-        }
-        o->fd = -1;
         free(o->buf);
         o->buf = NULL;
-        if (bad)
-            return fail(o, KT_EINTERNAL, "cannot write", err, e);
-        return 0;
+    } else {
+        step(close_stream(o) != 0, &bad, &err); /* stdout or a device, streamed */
     }
-    if (o->kind == OF_STDOUT) {
-        o->f = NULL;
-        if (bad)
-            return fail(o, KT_EINTERNAL, "cannot write", err, e);
-        return 0;
-    }
-    int c = fclose(o->f); /* OF_DIRECT, streamed */
-    o->f = NULL;
-    o->fd = -1;
-    if (!bad && c) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad)
-        return fail(o, KT_EINTERNAL, "cannot write", err, e);
-    return 0;
+    return bad ? fail(o, KT_EINTERNAL, "cannot write", err, e) : 0;
 }
 
 void of_abort(of_file *o)

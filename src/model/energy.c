@@ -236,20 +236,13 @@ static int cap_item_memo(const hw_gpu *hw, const kt_item *src, double cap_W, en_
         return cap_item(hw, src, cap_W, a, dst);
     for (int i = 0; i < m->n; i++)
         if (same_kernel(&m->in[i], src)) {
-            const kt_item *r = &m->out[i];
-            *dst = *src;
-            dst->c = r->c;
-            dst->clock_MHz = r->clock_MHz;
-            dst->over_cap = r->over_cap;
-            dst->energy_J = r->energy_J;
-            dst->avg_power_W = r->avg_power_W;
-            dst->e_tensor_J = r->e_tensor_J;
-            dst->e_simt_J = r->e_simt_J;
-            dst->e_dram_J = r->e_dram_J;
-            dst->e_l2_J = r->e_l2_J;
-            dst->e_smem_J = r->e_smem_J;
-            dst->e_rf_J = r->e_rf_J;
-            dst->e_static_J = r->e_static_J;
+            *dst = m->out[i]; /* its evaluation under the cap, with this item's own identity */
+            dst->name = src->name;
+            dst->type = src->type;
+            dst->ops = src->ops;
+            dst->note = src->note;
+            dst->pipeline = src->pipeline;
+            dst->reeval_arg = src->reeval_arg;
             return 0;
         }
     if (cap_item(hw, src, cap_W, a, dst))
