@@ -30,7 +30,7 @@ static const cJSON *dup_in(const cJSON *o, dup_scratch *s, int *oom)
     if (k < DUP_HASH_MIN) {
         for (c = o->child; c; c = c->next)
             for (d = c->next; d; d = d->next)
-                if (!strcmp(c->string, d->string))
+                if (c->string[0] == d->string[0] && !strcmp(c->string, d->string))
                     return d;
         return NULL;
     }

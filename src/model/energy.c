@@ -311,7 +311,7 @@ int en_power_cap_memo(const hw_gpu *hw, const kt_result *in, double cap_W, en_me
             src.clock_MHz = r_clock;
         en_item(hw, &src);
         kt_item *it = &out->items[i];
-        if (cap_item_memo(hw, &src, cap_W, m, a, it))
+        if (m ? cap_item_memo(hw, &src, cap_W, m, a, it) : cap_item(hw, &src, cap_W, a, it))
             return -1;
         if (it->clock_MHz != src.clock_MHz)
             changed = 1;

@@ -67,14 +67,18 @@ static int real_ok(double v)
 /* The first unusable number of a kernel's cost, or NULL. */
 static const char *cost_bad(const cost_result *c, int *count)
 {
-    /* fast path (every kernel of every run): a NaN or an infinity makes the sum non-finite, a
-     * negative value the minimum negative; the times are far below overflowing the sum */
-    double sum = c->time_s + c->compute_s + c->tensor_s + c->simt_s + c->l2_s + c->dram_s +
-                 c->latency_s + c->launch_s + c->dispatch_s + c->sm_util + c->dram_util;
-    double mn = fmin(fmin(fmin(c->time_s, c->compute_s), fmin(c->tensor_s, c->simt_s)),
-                     fmin(fmin(c->l2_s, c->dram_s), fmin(c->latency_s, c->launch_s)));
-    mn = fmin(mn, fmin(c->dispatch_s, fmin(c->sm_util, c->dram_util)));
-    if (isfinite(sum) && mn >= 0 && c->flops >= 0 && c->dram_read_bytes >= 0 &&
+    /* fast path (every kernel of every run): a NaN or an infinity makes the sum non-finite;
+     * the times are far below overflowing the sum */
+    const double fv[] = {c->time_s,    c->compute_s, c->tensor_s, c->simt_s,
+                         c->l2_s,      c->dram_s,    c->latency_s, c->launch_s,
+                         c->dispatch_s, c->tail_s,   c->sm_util,  c->dram_util};
+    double sum = 0;
+    int neg = 0;
+    for (size_t i = 0; i < sizeof fv / sizeof fv[0]; i++) {
+        sum += fv[i];
+        neg |= fv[i] < 0;
+    }
+    if (isfinite(sum) && !neg && c->flops >= 0 && c->dram_read_bytes >= 0 &&
         c->dram_write_bytes >= 0 && c->l2_bytes >= 0 &&
         (double)c->flops < KT_COUNT_LIMIT && (double)c->l2_bytes < KT_COUNT_LIMIT &&
         (double)c->dram_read_bytes + (double)c->dram_write_bytes < KT_COUNT_LIMIT) {
