@@ -460,6 +460,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
              * over the input (H200: 393216 x 128 bf16 bias gradients in 24 us, DRAM speed,
              * against ATen's 186 us; validation/apps/h200-apps-kernels.csv) */
             int64_t fill = (int64_t)g->sm_count * (g->max_threads_per_sm / STREAM_THREADS);
+            if (fill < g->sm_count) /* fewer threads per SM than a CTA has: one CTA an SM */
+                fill = g->sm_count;
             t->tiles = cdiv(w->elems ? w->elems : 1, STREAM_THREADS * STREAM_ELEMS_PER_THREAD);
             if (t->tiles > fill) /* each CTA loops over its slice: one resident wave (2048 on
                                     the H200 for the bias gradients above) */
