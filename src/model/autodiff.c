@@ -416,7 +416,7 @@ static int norm_like_backward(ad_ctx *c, const wl_op *o, int dy, op_type type, c
             return -1;
     }
     op_name_of(c, "grad", nm);
-    if (emit(c, nm, type, in, o->nin > 1 ? 3 : 2, out, o->nin, at, nat))
+    if (emit(c, nm, (int)type, in, o->nin > 1 ? 3 : 2, out, o->nin, at, nat))
         return -1;
     for (int i = 0; i < o->nin; i++)
         if (c->rg[o->in[i]] && accumulate(c, o->in[i], out[i]))
