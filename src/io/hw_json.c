@@ -14,7 +14,9 @@
 #include "jsonx.h"
 
 /* One numeric field: dotted JSON path, where it goes, its valid range, whether it may be absent
- * (then `def`). Ranges reject nonsense (a zero bandwidth, a fraction above 1), not unusual GPUs. */
+ * (then `def`). Ranges reject nonsense (a zero bandwidth, a fraction above 1), not unusual GPUs.
+ * min_pos > 0: a rate where 0 means "not given", and any other value must be at least min_pos
+ * (a denormal rate would make times infinite). */
 typedef struct hw_field {
     const char *path;
     size_t off;
@@ -22,71 +24,75 @@ typedef struct hw_field {
     double lo, hi;
     int optional;
     double def;
+    double min_pos;
 } hw_field;
+
+/* The least nonzero optional rate (GB/s, GFLOP/s, Gop/s, bytes per clock). */
+#define HW_RATE_MIN 1e-3
 
 #define D(f) offsetof(hw_gpu, f), 0
 #define I(f) offsetof(hw_gpu, f), 1
 static const hw_field HW_FIELDS[] = {
-    {"sm_count", I(sm_count), 1, 100000, 0, 0},
-    {"clock_MHz", D(clock_MHz), 1, 1e5, 0, 0},
-    {"clock_min_MHz", D(clock_min_MHz), 1, 1e5, 0, 0},
-    {"simt_fp32_flop_per_clk_per_sm", D(simt_fp32_flop_per_clk_per_sm), 1, 1e7, 0, 0},
-    {"sm.smem_per_sm_KiB", D(smem_per_sm_KiB), 1, 1e6, 0, 0},
-    {"sm.registers_per_sm_KiB", D(registers_per_sm_KiB), 1, 1e6, 0, 0},
-    {"sm.max_ctas_per_sm", I(max_ctas_per_sm), 1, 1024, 0, 0},
-    {"sm.max_threads_per_sm", I(max_threads_per_sm), 32, 65536, 0, 0},
-    {"sm.smem_bandwidth_bytes_per_clk", D(smem_bandwidth_bytes_per_clk), 1, 1e6, 0, 0},
-    {"dram.capacity_GiB", D(dram_capacity_GiB), 1e-3, 1e6, 0, 0},
-    {"dram.bandwidth_GBps", D(dram_bandwidth_GBps), 1e-3, 1e7, 0, 0},
-    {"dram.latency_ns", D(dram_latency_ns), 0, 1e6, 0, 0},
-    {"l2.capacity_MiB", D(l2_capacity_MiB), 1e-3, 1e6, 0, 0},
-    {"l2.bandwidth_GBps", D(l2_bandwidth_GBps), 1e-3, 1e7, 0, 0},
-    {"l2.latency_ns", D(l2_latency_ns), 0, 1e6, 0, 0},
-    {"l2.persisting_max_MiB", D(l2_persisting_max_MiB), 0, 1e6, 1, 0},
-    {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0},
-    {"l2.partitions", I(l2_partitions), 1, 64, 1, 1},
-    {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0},
-    {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0},
-    {"launch.cta_dispatch_ns", D(cta_dispatch_ns), 0, 1e6, 0, 0},
-    {"launch.kernel_floor_us", D(kernel_floor_us), 0, 1e6, 1, 0.70},
+    {"sm_count", I(sm_count), 1, 100000, 0, 0, 0},
+    {"clock_MHz", D(clock_MHz), 1, 1e5, 0, 0, 0},
+    {"clock_min_MHz", D(clock_min_MHz), 1, 1e5, 0, 0, 0},
+    {"simt_fp32_flop_per_clk_per_sm", D(simt_fp32_flop_per_clk_per_sm), 1, 1e7, 0, 0, 0},
+    {"sm.smem_per_sm_KiB", D(smem_per_sm_KiB), 1, 1e6, 0, 0, 0},
+    {"sm.registers_per_sm_KiB", D(registers_per_sm_KiB), 1, 1e6, 0, 0, 0},
+    {"sm.max_ctas_per_sm", I(max_ctas_per_sm), 1, 1024, 0, 0, 0},
+    {"sm.max_threads_per_sm", I(max_threads_per_sm), 32, 65536, 0, 0, 0},
+    {"sm.smem_bandwidth_bytes_per_clk", D(smem_bandwidth_bytes_per_clk), 1, 1e6, 0, 0, 0},
+    {"dram.capacity_GiB", D(dram_capacity_GiB), 1e-3, 1e6, 0, 0, 0},
+    {"dram.bandwidth_GBps", D(dram_bandwidth_GBps), 1e-3, 1e7, 0, 0, 0},
+    {"dram.latency_ns", D(dram_latency_ns), 0, 1e6, 0, 0, 0},
+    {"l2.capacity_MiB", D(l2_capacity_MiB), 1e-3, 1e6, 0, 0, 0},
+    {"l2.bandwidth_GBps", D(l2_bandwidth_GBps), 1e-3, 1e7, 0, 0, 0},
+    {"l2.latency_ns", D(l2_latency_ns), 0, 1e6, 0, 0, 0},
+    {"l2.persisting_max_MiB", D(l2_persisting_max_MiB), 0, 1e6, 1, 0, 0},
+    {"l2.atomic_Gops", D(l2_atomic_Gops), 0, 1e6, 1, 0, HW_RATE_MIN},
+    {"l2.partitions", I(l2_partitions), 1, 64, 1, 1, 0},
+    {"launch.overhead_us", D(launch_overhead_us), 0, 1e6, 0, 0, 0},
+    {"launch.graph_overhead_us", D(launch_graph_overhead_us), 0, 1e6, 0, 0, 0},
+    {"launch.cta_dispatch_ns", D(cta_dispatch_ns), 0, 1e6, 0, 0, 0},
+    {"launch.kernel_floor_us", D(kernel_floor_us), 0, 1e6, 1, 0.70, 0},
     /* library kernel classes: optional; absent = the H200 measurement per SM clock (the
      * defaults below; hw/h200.json sources them) */
-    {"kernels.gemm_fixed_clk", D(gemm_fixed_clk), 0, 1e9, 1, 4209},
-    {"kernels.gemm_align1_flop_per_clk_per_sm", D(gemm_align1_flop_per_clk_per_sm), 1, 1e7, 1, 492},
-    {"kernels.gemm_align1_tile_clk", D(gemm_align1_tile_clk), 0, 1e9, 1, 1802},
-    {"kernels.gemm_align1_clk_per_out_elem", D(gemm_align1_clk_per_out_elem), 0, 1e6, 1, 0.1916},
-    {"kernels.col_reduce_partial_ns", D(col_reduce_partial_ns), 0, 1e6, 1, 228},
-    {"kernels.norm_param_grad_ns_per_row", D(norm_param_grad_ns_per_row), 0, 1e6, 1, 3.75},
-    {"kernels.unaligned_copy_bytes_per_clk_per_sm", D(unaligned_copy_bytes_per_clk_per_sm), 0.01, 1e6, 1, 5.9},
-    {"efficiency.tensor_frac", D(tensor_frac), 1e-3, 1, 0, 0},
-    {"efficiency.simt_frac", D(simt_frac), 1e-3, 1, 0, 0},
-    {"efficiency.dram_frac", D(dram_frac), 1e-3, 1, 0, 0},
-    {"efficiency.l2_frac", D(l2_frac), 1e-3, 1, 0, 0},
-    {"energy.simt_fp32_pJ_per_flop", D(simt_fp32_pJ_per_flop), 0, 1e6, 0, 0},
-    {"energy.dram_pJ_per_byte", D(dram_pJ_per_byte), 0, 1e6, 0, 0},
-    {"energy.l2_pJ_per_byte", D(l2_pJ_per_byte), 0, 1e6, 0, 0},
-    {"energy.smem_pJ_per_byte", D(smem_pJ_per_byte), 0, 1e6, 0, 0},
-    {"energy.rf_pJ_per_byte", D(rf_pJ_per_byte), 0, 1e6, 0, 0},
-    {"power.idle_W", D(idle_W), 0, 1e5, 0, 0},
-    {"power.static_W", D(static_W), 0, 1e5, 0, 0},
-    {"power.tdp_W", D(tdp_W), 1, 1e5, 0, 0},
-    {"dvfs.voltage_min_V", D(voltage_min_V), 0.1, 5, 0, 0},
-    {"dvfs.voltage_max_V", D(voltage_max_V), 0.1, 5, 0, 0},
-    {"dvfs.knee_clock_MHz", D(knee_clock_MHz), 1, 1e5, 0, 0},
-    {"queue.atomic_latency_ns", D(queue_atomic_latency_ns), 0, 1e6, 0, 0},
-    {"queue.sync_round_trips_per_tile", D(queue_sync_round_trips_per_tile), 0, 1000, 0, 0},
-    {"queue.cta_bytes_per_clk", D(queue_cta_bytes_per_clk), 0, 1e6, 1, 0},
+    {"kernels.gemm_fixed_clk", D(gemm_fixed_clk), 0, 1e9, 1, 4209, 0},
+    {"kernels.gemm_align1_flop_per_clk_per_sm", D(gemm_align1_flop_per_clk_per_sm), 1, 1e7, 1, 492, 0},
+    {"kernels.gemm_align1_tile_clk", D(gemm_align1_tile_clk), 0, 1e9, 1, 1802, 0},
+    {"kernels.gemm_align1_clk_per_out_elem", D(gemm_align1_clk_per_out_elem), 0, 1e6, 1, 0.1916, 0},
+    {"kernels.col_reduce_partial_ns", D(col_reduce_partial_ns), 0, 1e6, 1, 228, 0},
+    {"kernels.norm_param_grad_ns_per_row", D(norm_param_grad_ns_per_row), 0, 1e6, 1, 3.75, 0},
+    {"kernels.unaligned_copy_bytes_per_clk_per_sm", D(unaligned_copy_bytes_per_clk_per_sm), 0.01, 1e6, 1, 5.9, 0},
+    {"efficiency.tensor_frac", D(tensor_frac), 1e-3, 1, 0, 0, 0},
+    {"efficiency.simt_frac", D(simt_frac), 1e-3, 1, 0, 0, 0},
+    {"efficiency.dram_frac", D(dram_frac), 1e-3, 1, 0, 0, 0},
+    {"efficiency.l2_frac", D(l2_frac), 1e-3, 1, 0, 0, 0},
+    {"energy.simt_fp32_pJ_per_flop", D(simt_fp32_pJ_per_flop), 0, 1e6, 0, 0, 0},
+    {"energy.dram_pJ_per_byte", D(dram_pJ_per_byte), 0, 1e6, 0, 0, 0},
+    {"energy.l2_pJ_per_byte", D(l2_pJ_per_byte), 0, 1e6, 0, 0, 0},
+    {"energy.smem_pJ_per_byte", D(smem_pJ_per_byte), 0, 1e6, 0, 0, 0},
+    {"energy.rf_pJ_per_byte", D(rf_pJ_per_byte), 0, 1e6, 0, 0, 0},
+    {"power.idle_W", D(idle_W), 0, 1e5, 0, 0, 0},
+    {"power.static_W", D(static_W), 0, 1e5, 0, 0, 0},
+    {"power.tdp_W", D(tdp_W), 1, 1e5, 0, 0, 0},
+    {"dvfs.voltage_min_V", D(voltage_min_V), 0.1, 5, 0, 0, 0},
+    {"dvfs.voltage_max_V", D(voltage_max_V), 0.1, 5, 0, 0, 0},
+    {"dvfs.knee_clock_MHz", D(knee_clock_MHz), 1, 1e5, 0, 0, 0},
+    {"queue.atomic_latency_ns", D(queue_atomic_latency_ns), 0, 1e6, 0, 0, 0},
+    {"queue.sync_round_trips_per_tile", D(queue_sync_round_trips_per_tile), 0, 1000, 0, 0, 0},
+    {"queue.cta_bytes_per_clk", D(queue_cta_bytes_per_clk), 0, 1e6, 1, 0, HW_RATE_MIN},
     /* a pipeline runtime's stage bodies: optional, all rates or none (checked below) */
-    {"stage_body.handoff_ns", D(body_handoff_ns), 0, 1e6, 1, 0},
-    {"stage_body.load_GBps", D(body_load_GBps), 0, 1e7, 1, 0},
-    {"stage_body.operand_GBps", D(body_operand_GBps), 0, 1e7, 1, 0},
-    {"stage_body.gather_GBps", D(body_gather_GBps), 0, 1e7, 1, 0},
-    {"stage_body.store_GBps", D(body_store_GBps), 0, 1e7, 1, 0},
-    {"stage_body.tensor_GFLOPps", D(body_tensor_GFLOPps), 0, 1e9, 1, 0},
-    {"stage_body.simt_GFLOPps", D(body_simt_GFLOPps), 0, 1e9, 1, 0},
-    {"stage_body.coresident_slowdown_frac", D(body_coresident_slowdown_frac), 0, 10, 1, 0},
-    {"stage_body.ctas_per_sm", I(body_ctas_per_sm), 1, 1024, 1, 1},
-    {"stage_body.staging_bytes_per_row", D(body_staging_bytes_per_row), 0, 1e6, 1, 0},
+    {"stage_body.handoff_ns", D(body_handoff_ns), 0, 1e6, 1, 0, 0},
+    {"stage_body.load_GBps", D(body_load_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
+    {"stage_body.operand_GBps", D(body_operand_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
+    {"stage_body.gather_GBps", D(body_gather_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
+    {"stage_body.store_GBps", D(body_store_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
+    {"stage_body.tensor_GFLOPps", D(body_tensor_GFLOPps), 0, 1e9, 1, 0, HW_RATE_MIN},
+    {"stage_body.simt_GFLOPps", D(body_simt_GFLOPps), 0, 1e9, 1, 0, HW_RATE_MIN},
+    {"stage_body.coresident_slowdown_frac", D(body_coresident_slowdown_frac), 0, 10, 1, 0, 0},
+    {"stage_body.ctas_per_sm", I(body_ctas_per_sm), 1, 1024, 1, 1, 0},
+    {"stage_body.staging_bytes_per_row", D(body_staging_bytes_per_row), 0, 1e6, 1, 0, 0},
 };
 #undef D
 #undef I
@@ -194,6 +200,9 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
                 return err_set(e, KT_EINPUT, file, path, "must be an integer");
             if (v < f->lo || v > f->hi)
                 return err_set(e, KT_EINPUT, file, path, "must be in [%g, %g]", f->lo, f->hi);
+            if (f->min_pos > 0 && v != 0 && v < f->min_pos)
+                return err_set(e, KT_EINPUT, file, path, "must be 0 (not given) or in [%g, %g]",
+                               f->min_pos, f->hi);
         }
         if (f->is_int)
             *(int *)((char *)g + f->off) = (int)v;
