@@ -204,7 +204,8 @@ ln -s m3.csv "$o/slink.csv"
 check "-o /dev/stdout" "$("$bin" predict --hw a100 --workload $mm -o /dev/stdout)" "$(cat "$o/want.txt")"
 if [ -w /dev/full ]; then
     for cmd in "predict --hw a100 --workload $mm" "sweep --hw a100 --exec bsp --workload $mm --vary B=1,2" \
-        "info --workload $mm" "list" "--help" "--version"; do
+        "info --workload $mm" "list" "--help" "--version" "predict --help" "hw --help" \
+        "info --hw a100" "map --hw a100 --workload $mm --why"; do
         "$bin" $cmd >/dev/full 2>"$o/err"
         st=$?
         [ $st = 1 ] && grep -q 'No space left on device' "$o/err" && ok || bad "$cmd >/dev/full: exit $st: $(cat "$o/err")"

@@ -610,9 +610,9 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     x.argv = argv;
     of_catch_signals();
     int rc = cmd->setup & CMD_RAW ? 0 : cli_parse(argc, argv, cmd->opts, cmd->multi, &x.c, &x.e);
-    if (rc == 1) {
+    if (rc == 1) { /* --help: the text must arrive (stdout on a full disk: exit 1) */
         fputs(cmd->help, stdout);
-        return 0;
+        return of_flush_stdout(&x.e) ? cli_fail(cmd->name, &x.e) : 0;
     }
     if (rc)
         return cli_fail(cmd->name, &x.e);
