@@ -13,6 +13,7 @@
 
 #include "../../src/io/hw_json.h"
 #include "../../src/model/energy.h"
+#include "../../src/model/exec/kitsune.h"
 #include "../../src/model/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -81,17 +82,23 @@ static inline void fz_check_result(const kt_result *r)
     }
 }
 
-/* Kitsune's option without pipelines under the limits r ran at (the board's TDP, and cap_W). */
-static inline double fz_none_limited(const hw_gpu *hw, const kt_result *ks, double cap_W,
-                                     arena *a)
+/* Kitsune's option without pipelines under the limits r ran at (the board's TDP under the
+ * power policy, none for KT_POWER_NONE, and cap_W), as run.c applies them. */
+static inline double fz_none_limited(const hw_gpu *hw0, const kt_opts *o, const kt_result *ks,
+                                     double cap_W, arena *a)
 {
     const ks_plan *pl = ks->extra;
-    kt_result none = *pl->none, board, capped;
-    en_account(hw, &none);
-    FZ_ASSERT(en_power_cap(hw, &none, hw->tdp_W, a, &board) == 0, "power limit failed");
+    hw_gpu hw = kt_power_hw(hw0, o);
+    int board = o->power_policy != KT_POWER_NONE;
+    kt_result none = *pl->none, limited, capped;
+    en_account(&hw, &none);
+    limited = none;
+    if (board)
+        FZ_ASSERT(en_power_cap(&hw, &none, hw.tdp_W, a, &limited) == 0, "power limit failed");
     if (cap_W <= 0)
-        return board.time_s;
-    FZ_ASSERT(en_power_cap(hw, &board, cap_W < hw->tdp_W ? cap_W : hw->tdp_W, a, &capped) == 0,
+        return limited.time_s;
+    FZ_ASSERT(en_power_cap(&hw, &limited, board && cap_W > hw.tdp_W ? hw.tdp_W : cap_W, a,
+                           &capped) == 0,
               "power cap failed");
     return capped.time_s;
 }
@@ -108,10 +115,10 @@ static inline void fz_check_run(const hw_gpu *hw, const kt_run_result *rr, const
     const kt_result *ks = rr->by[EX_KITSUNE];
     if (!ks || !ks->extra || !((const ks_plan *)ks->extra)->none)
         return;
-    double nb = fz_none_limited(hw, ks, 0, a);
+    double nb = fz_none_limited(hw, o, ks, 0, a);
     FZ_ASSERT(ks->time_s <= nb, "kitsune %.9g s, without pipelines %.9g s", ks->time_s, nb);
     if (o->power_cap_W > 0) {
-        double nc = fz_none_limited(hw, ks, o->power_cap_W, a);
+        double nc = fz_none_limited(hw, o, ks, o->power_cap_W, a);
         const kt_result *kc = rr->capped_by[EX_KITSUNE];
         FZ_ASSERT(kc && kc->time_s <= nc, "kitsune under the cap %.9g s, without pipelines %.9g s",
                   kc ? kc->time_s : -1.0, nc);
@@ -136,6 +143,14 @@ static inline kt_opts fz_opts(uint8_t bits)
     o.optimizer = bits & 128 ? OPTIM_ADAM : OPTIM_NONE;
     o.ilp_time_limit_s = 0.05; /* a pathological ILP takes the greedy answer quickly */
     return o;
+}
+
+/* More model options from the high bits of a second byte (its low two bits are the harness's):
+ * the vf fusion policy and the power policy. */
+static inline void fz_opts2(kt_opts *o, uint8_t bits)
+{
+    o->vf_policy = (bits >> 2) % 3;
+    o->power_policy = (bits >> 4) % 3;
 }
 
 #endif

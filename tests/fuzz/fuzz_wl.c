@@ -1,5 +1,6 @@
 /* fuzz_wl: the workload loader and the whole model. Input: one byte of model options (fz_opts)
- * and one choosing the GPU, then a workload JSON file. Bad input must be refused (KT_EINPUT);
+ * and one choosing the GPU (low two bits), the vf and power policies (fz_opts2) and a --dtype
+ * (high two bits), then a workload JSON file. Bad input must be refused (KT_EINPUT);
  * a run that succeeds must satisfy fz_check_run, and its JSON output must parse and be UTF-8,
  * its CSV output must have the header's field count on every line. */
 #include <cjson/cJSON.h>
@@ -92,7 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     kt_opts o = fz_opts(data[0]);
-    const hw_gpu *hw = &hws[data[1] % (sizeof GPUS / sizeof GPUS[0])];
+    fz_opts2(&o, data[1]);
+    const hw_gpu *hw = &hws[(data[1] & 3) % (sizeof GPUS / sizeof GPUS[0])];
+    static const dtype DTS[4] = {DT_COUNT, DT_FP16, DT_FP8, DT_FP32}; /* DT_COUNT: as written */
+    dtype dt = DTS[data[1] >> 6];
     char *text = fz_text(data + 2, size - 2);
     kt_err e;
     err_clear(&e);
@@ -100,7 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (root) {
         arena a = {0};
         wl_graph g;
-        if (wl_from_json(root, "fuzz.json", NULL, 0, o.training, &a, &g, &e) == 0) {
+        if (wl_from_json(root, "fuzz.json", NULL, 0, o.training, &a, &g, &e) == 0 &&
+            (dt == DT_COUNT || wl_set_float_dtype(&g, dt, &e) == 0)) {
             kt_run_result rr;
             kt_summary s;
             if (kt_run(hw, &g, &o, &a, &rr, &e) == 0) {
