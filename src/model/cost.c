@@ -230,8 +230,10 @@ static void rope_eager_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
                     ATEN_GENERIC_ELEMS_PER_CTA);
     t->l2_bytes = (int64_t)fmin(9.0 * X + (double)w->in_l2_bytes, 9.0e18);
     if (X > hw_l2_bytes(g) * L2_TEMP_FRAC) {
-        t->extra_dram_read_bytes += (int64_t)fmin(4.5 * X, 9.0e18);
-        t->extra_dram_write_bytes += (int64_t)fmin(3.5 * X, 9.0e18);
+        t->extra_dram_read_bytes =
+            kt_count_add(t->extra_dram_read_bytes, (int64_t)fmin(4.5 * X, KT_COUNT_LIMIT));
+        t->extra_dram_write_bytes =
+            kt_count_add(t->extra_dram_write_bytes, (int64_t)fmin(3.5 * X, KT_COUNT_LIMIT));
     }
 }
 
