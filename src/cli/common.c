@@ -407,6 +407,15 @@ int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *
         snprintf(out, n, "%s/%s.json", dir, name);
     else
         snprintf(out, n, "%s/%s/%s.json", root, dir, name);
+    if (access(out, R_OK) != 0 && !strcmp(dir, "workloads")) { /* a whole model (compose.h) */
+        char alt[PATH_MAX + 64];
+        if (!strcmp(root, "."))
+            snprintf(alt, sizeof alt, "%s/models/%s.json", dir, name);
+        else
+            snprintf(alt, sizeof alt, "%s/%s/models/%s.json", root, dir, name);
+        if (access(alt, R_OK) == 0)
+            snprintf(out, n, "%s", alt);
+    }
     if (access(out, R_OK) != 0)
         return err_set(e, KT_EINPUT, NULL, NULL,
                        "no %s named \"%s\" in %s/%s/ (see 'kitsune list', or give a path to a "
