@@ -35,6 +35,7 @@ static const struct {
     {"--power-policy", O_PPOL, 1}, {"--why", O_WHY, 0},
     {"--ops", O_OPS, 1},       {"--stages", O_STAGES, 1},  {"--alloc", O_ALLOC, 1},
     {"--tile", O_TILE, 1},     {"--ctas-per-sm", O_CPS, 1},
+    {"--trace", O_TRACE, 1},   {"--range", O_RANGE, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -286,6 +287,12 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
                 return bad(e, name, "expected an integer in [1, 32], got \"%s\"", val);
             c->force.ctas_per_sm = (int)v;
             c->opts.ks_force = &c->force;
+            break;
+        case O_TRACE:
+            c->trace = val;
+            break;
+        case O_RANGE:
+            c->range = val;
             break;
         case O_EXPLAIN:
             c->explain = 1;

@@ -416,7 +416,10 @@ int trace_load(const char *file, const char *range, arena *a, trace *t, kt_err *
     if (!text)
         return -1;
     int rc;
-    if (strlen(text) != len) {
+    if (len >= 2 && (unsigned char)text[0] == 0x1f && (unsigned char)text[1] == 0x8b) {
+        rc = err_set(e, KT_EINPUT, file, NULL,
+                     "gzip-compressed (torch.profiler's .json.gz); gunzip it first");
+    } else if (strlen(text) != len) {
         rc = err_set(e, KT_EINPUT, file, NULL, "contains a NUL byte (not a text trace)");
     } else {
         const char *s = text;

@@ -38,8 +38,9 @@ typedef struct trace {
  *  units row, ncu's "==PROF==" lines and "#" lines skipped). range (Chrome traces only; NULL:
  *  every kernel): the name of a CPU-side range (a record_function label, "ProfilerStep#3")
  *  whose kernels are kept: those whose launch (a cuda_runtime/cuda_driver event with the
- *  kernel's "correlation") falls inside its first occurrence. Strings and arrays in a. 0, or -1
- *  with e naming the file, the place (a JSON path, "line N") and the reason. */
+ *  kernel's "correlation") falls inside its first occurrence. A gzip-compressed file is refused
+ *  with a hint. Strings and arrays in a. 0, or -1 with e naming the file, the place (a JSON
+ *  path, "line N") and the reason. */
 int trace_load(const char *file, const char *range, arena *a, trace *t, kt_err *e);
 
 #endif

@@ -83,8 +83,28 @@ int km_item_class(const wl_graph *g, const kt_item *it, int compiler)
     return (int)op_info_of(g->op[first].type)->kclass;
 }
 
-/* Backtrack codes, one byte per cell: bits 0-1 how D[i][j] was reached, bit 2 how E[i][j]. */
-enum { FROM_E = 0, SKIP_MEASURED = 1, SKIP_MODEL = 2, E_ABSORB = 4 };
+/* Eager PyTorch has no RoPE kernel: HF/Meta's apply_rotary_pos_emb runs mul(x, cos), neg(x2),
+ * cat, mul(., sin), add (the bsp cost, cost.c rope_eager_tile, prices the five), so one model
+ * kernel stands for four element-wise kernels and a concatenation. */
+unsigned km_item_absorbs(const wl_graph *g, const kt_item *it, int cls, int eager)
+{
+    unsigned m = cls >= 0 && cls < KC_COUNT ? 1u << cls : 0;
+    int real = 0, rope = 0;
+    for (int j = 0; j < it->nops; j++) {
+        const wl_op *o = &g->op[it->ops[j]];
+        if (op_is_free(g, o))
+            continue;
+        real++;
+        rope += o->type == OP_ROPE;
+    }
+    if (eager && real == 1 && rope)
+        m |= 1u << KC_COPY;
+    return m;
+}
+
+/* Backtrack codes, one byte per cell: bits 0-1 how D[i][j] was reached; with FROM_E, bits 2-7
+ * the length of the run model kernel i-1 owns (1..KM_MAX_RUN). */
+enum { FROM_E = 0, SKIP_MEASURED = 1, SKIP_MODEL = 2 };
 
 /* Nanoseconds of a time in seconds, for integer scores (exact and deterministic sums). */
 static int64_t ns(double s)
@@ -93,12 +113,16 @@ static int64_t ns(double s)
 }
 
 /* The alignment as a dynamic program over (model kernels i, measured kernels j):
- *   E[i][j] (model kernel i-1 owns measured kernel j-1, classes equal)
- *         = max(D[i-1][j-1] + bonus + min(t_i, t_j), E[i][j-1] + absorb)
- *   D[i][j] = max(E[i][j], D[i][j-1], D[i-1][j])
- * two rolling rows of scores, one byte per cell to walk back. */
-int km_align(const int *mc, const double *mt, int nm, const int *kc, const double *kt, int nk,
-             arena *a, int *item_of, kt_err *e)
+ *   D[i][j] = max(D[i][j-1], D[i-1][j],
+ *                 max over runs s..j-1 of D[i-1][s] + bonus + min(t_i, t_s + ... + t_{j-1})
+ *                                         + absorb * (j-1-s))
+ * where a run starts with a kernel of model kernel i-1's class, the others' classes are in
+ * mabs[i-1], and it is at most KM_MAX_RUN long: a run explains at most its model kernel's time,
+ * so a model kernel of several kernels (eager RoPE: five) takes the run that fills it, and a
+ * filled one takes further kernels for KM_ABSORB_NS each. Two rolling rows of scores, one byte
+ * per cell to walk back. */
+int km_align(const int *mc, const double *mt, const unsigned *mabs, int nm, const int *kc,
+             const double *kt, int nk, arena *a, int *item_of, kt_err *e)
 {
     if ((long long)(nm + 1) * (nk + 1) > KM_MAX_CELLS)
         return err_set(e, KT_EINPUT, NULL, NULL,
@@ -113,76 +137,70 @@ int km_align(const int *mc, const double *mt, int nm, const int *kc, const doubl
     size_t w = (size_t)nk + 1;
     unsigned char *bt = arena_calloc(a, ((size_t)nm + 1) * w, 1);
     int64_t *d0 = arena_calloc(a, w, sizeof *d0), *d1 = arena_calloc(a, w, sizeof *d1);
-    int64_t *e0 = arena_calloc(a, w, sizeof *e0), *e1 = arena_calloc(a, w, sizeof *e1);
-    if (!bt || !d0 || !d1 || !e0 || !e1) {
+    int64_t *kns = arena_calloc(a, w, sizeof *kns);
+    if (!bt || !d0 || !d1 || !kns) {
         arena_release(a, mark);
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
     }
-    const int64_t NEG = INT64_MIN / 4;
+    for (int j = 0; j < nk; j++)
+        kns[j] = ns(kt[j]);
     for (size_t j = 0; j < w; j++) {
         d0[j] = 0;
-        e0[j] = NEG;
         bt[j] = SKIP_MEASURED;
     }
     for (int i = 1; i <= nm; i++) {
+        int64_t m_ns = ns(mt[i - 1]);
+        unsigned takes = mabs ? mabs[i - 1] : 1u << mc[i - 1];
         d1[0] = 0;
-        e1[0] = NEG;
         bt[(size_t)i * w] = SKIP_MODEL;
         for (int j = 1; j <= nk; j++) {
-            unsigned char b = 0;
-            int64_t ev = NEG;
-            if (mc[i - 1] == kc[j - 1]) {
-                int64_t a_ns = ns(mt[i - 1]), b_ns = ns(kt[j - 1]);
-                int64_t nw = d0[j - 1] + KM_MATCH_BONUS_NS + (a_ns < b_ns ? a_ns : b_ns);
-                int64_t ab = e1[j - 1] + KM_ABSORB_NS;
-                ev = nw >= ab ? nw : ab;
-                if (ab > nw)
-                    b |= E_ABSORB;
-            }
-            e1[j] = ev;
             /* on a tie, leave measured kernel j-1 out: walking back from the end, matches then
              * land on the earliest kernels that score as much */
-            int64_t best = d1[j - 1], from = SKIP_MEASURED;
-            if (ev > best) {
-                best = ev;
-                from = FROM_E;
+            int64_t best = d1[j - 1];
+            int from = SKIP_MEASURED, run = 0;
+            int64_t sum = 0;
+            for (int len = 1; len <= KM_MAX_RUN && len <= j; len++) {
+                int s0 = j - len; /* the run is kernels s0 .. j-1 */
+                sum += kns[s0];
+                if (kc[s0] == mc[i - 1]) {
+                    int64_t v = d0[s0] + KM_MATCH_BONUS_NS + (m_ns < sum ? m_ns : sum) +
+                                KM_ABSORB_NS * (len - 1);
+                    if (v > best) { /* a tie keeps the shorter run */
+                        best = v;
+                        from = FROM_E;
+                        run = len;
+                    }
+                }
+                /* kernel s0 can only be absorbed, not the start, for a longer run */
+                if (kc[s0] < 0 || kc[s0] >= 32 || !(takes >> kc[s0] & 1u))
+                    break;
             }
             if (d0[j] > best) {
                 best = d0[j];
                 from = SKIP_MODEL;
             }
             d1[j] = best;
-            bt[(size_t)i * w + (size_t)j] = (unsigned char)(b | from);
+            bt[(size_t)i * w + (size_t)j] = (unsigned char)(from | (from == FROM_E ? run << 2 : 0));
         }
         int64_t *t = d0;
         d0 = d1;
         d1 = t;
-        t = e0;
-        e0 = e1;
-        e1 = t;
     }
-    /* walk back from D[nm][nk]; in state E the cell's bit 2 says absorb (stay on model kernel
-     * i-1) or a new match (go on in D) */
-    int i = nm, j = nk, in_e = 0;
+    /* walk back from D[nm][nk] */
+    int i = nm, j = nk;
     while (i > 0 && j > 0) {
         unsigned char b = bt[(size_t)i * w + (size_t)j];
-        if (!in_e) {
-            int from = b & 3;
-            if (from == FROM_E)
-                in_e = 1;
-            else if (from == SKIP_MEASURED)
-                j--;
-            else
-                i--;
-            continue;
-        }
-        item_of[j - 1] = i - 1;
-        if (b & E_ABSORB) {
+        int from = b & 3;
+        if (from == FROM_E) {
+            int run = b >> 2;
+            for (int k = j - run; k < j; k++)
+                item_of[k] = i - 1;
+            i--;
+            j -= run;
+        } else if (from == SKIP_MEASURED) {
             j--;
         } else {
             i--;
-            j--;
-            in_e = 0;
         }
     }
     arena_release(a, mark);
