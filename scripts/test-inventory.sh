@@ -5,7 +5,9 @@ set -u
 n() { for f in "$@"; do [ -e "$f" ] && echo "$f"; done | wc -l | tr -d ' '; }
 echo "- $(n tests/check_*.c) check unit-test binaries, one per module;"
 echo "- $(n tests/golden/*/args) golden CLI cases (\`tests/golden/NNNN-name/\`);"
-echo "- a $(n tests/data/bad/*.json)-file bad-input corpus, each file with its exact expected message;"
+nbad=$(n tests/data/bad/*.json tests/data/bad/*.csv)
+case $nbad in 8 | 8? | 8?? | 11 | 18) art=an ;; *) art=a ;; esac
+echo "- $art $nbad-file bad-input corpus, each file with its exact expected message;"
 echo "- determinism and no-partial-output checks; output files on regular files, symlinks,"
 echo "  devices, FIFOs, a full disk and signals; 100 kill -9 trials of a checkpointed sweep"
 echo "  (\`tests/run-crash.sh\`);"

@@ -262,6 +262,62 @@ START_TEST(test_llama_tok_flops)
 }
 END_TEST
 
+/* The whole Llama 3 8B (workloads/models/llama3-8b.json): 32 layers, embedding and LM head of
+ * V x D = 128256 x 4096 each, a final norm of D. Parameters 32 x 218,112,000 + 2 x 525,336,576 +
+ * 4,096 = 8,030,261,248 (the published 8.03B); tensor FLOPs 32 x the layer's (closed form above)
+ * + the LM head's 2*T*D*V, T = B*S tokens; training 3x the GEMMs (every GEMM input needs a
+ * gradient: the first layer's input comes from the embedding table) and 3.5x attention. The
+ * count reaches any depth: L=80 is 1 + 80 x 24 + 2 ops. */
+START_TEST(test_llama_model)
+{
+    for (int training = 0; training <= 1; training++) {
+        arena a = {0};
+        wl_graph f, g;
+        load("models/llama3-8b", training, &a, &f);
+        int64_t B = P(&f, "B"), S = P(&f, "S"), D = P(&f, "D"), H = P(&f, "H"), KVH = P(&f, "KVH"),
+                HD = P(&f, "HD"), F = P(&f, "F"), V = P(&f, "V"), L = P(&f, "L"), T = B * S;
+        ck_assert_int_eq(L, 32);
+        ck_assert_int_eq(B, training ? 2 : 4);
+        ck_assert_int_eq(f.nop, 1 + 32 * 24 + 2);
+        ck_assert_int_eq(f.nblock, 34);
+        ck_assert_str_eq(f.block[0].name, "head");
+        ck_assert_str_eq(f.block[32].name, "layer31");
+        ck_assert_str_eq(f.block[33].name, "tail");
+        int64_t wsum = 0;
+        for (int t = 0; t < f.ntensor; t++)
+            wsum += f.t[t].kind == TK_WEIGHT ? f.t[t].elems : 0;
+        ck_assert_int_eq(wsum, 8030261248LL);
+        ck_assert_int_eq(wsum, 32 * 218112000LL + 2 * V * D + D);
+        int64_t mw = D * H * HD + 2 * D * KVH * HD + H * HD * D + 3 * D * F;
+        int64_t attn = 4 * B * H * HD * (S * (S + 1) / 2);
+        int64_t gemm = 32 * 2 * mw * T + 2 * T * D * V;
+        flops s = count(&f);
+        ck_assert_int_eq(s.gemm_fwd, gemm);
+        ck_assert_int_eq(s.attn_fwd, 32 * attn);
+        if (!training)
+            ck_assert_int_eq(s.gemm_fwd + s.attn_fwd, 32 * 3710918852608LL + 2 * 8192 * 4096 * 128256LL);
+        if (training) {
+            derive(&f, OPTIM_ADAM, &a, &g);
+            s = count(&g);
+            ck_assert_int_eq(s.gemm_all, 3 * gemm);
+            ck_assert_int_eq(s.attn_all * 2, 7 * 32 * attn);
+        }
+        arena_free(&a);
+    }
+    arena a = {0};
+    wl_graph f;
+    kt_err e;
+    err_clear(&e);
+    char path[512];
+    snprintf(path, sizeof path, "%s/workloads/models/llama3-8b.json", KT_ROOT);
+    wl_set deep = {"L", 80};
+    ck_assert_int_eq(wl_load(path, &deep, 1, 0, &a, &f, &e), 0);
+    ck_assert_int_eq(f.nop, 1 + 80 * 24 + 2);
+    ck_assert_str_eq(f.op[f.nop - 3].name, "layer79.ffn_res");
+    arena_free(&a);
+}
+END_TEST
+
 /* Inference loads keep the inference defaults (llama ctx B=4) and derive the same structure. */
 START_TEST(test_inference_params_training_derivation)
 {
@@ -288,6 +344,7 @@ static Suite *workloads_suite(void)
     tcase_add_test(tc, test_llama_ctx_flops);
     tcase_add_test(tc, test_llama_tok_flops);
     tcase_add_test(tc, test_inference_params_training_derivation);
+    tcase_add_test(tc, test_llama_model);
     suite_add_tcase(s, tc);
     return s;
 }

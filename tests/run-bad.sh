@@ -1,16 +1,19 @@
 #!/bin/sh
 # Bad-input corpus: every tests/data/bad/NAME.json has NAME.expect (the exact stderr line) and is
-# run as a workload (files named hw-*.json as hardware). Each must exit 2 with that message.
+# run as a workload (files named hw-*.json as hardware, trace-*.json and trace-*.csv as a measured
+# trace of tests/data/tiny.json for validate --trace). Each must exit 2 with that message.
 set -u
 bin=${1:-build/kitsune}
 KITSUNE_HOME=$(pwd); export KITSUNE_HOME
 pass=0; fail=0
-for f in tests/data/bad/*.json; do
+for f in tests/data/bad/*.json tests/data/bad/trace-*.csv; do
     [ -f "$f" ] || continue
-    name=$(basename "$f" .json)
+    name=$(basename "$f"); name=${name%.*}
     exp="tests/data/bad/$name.expect"
     case "$name" in
         hw-*) err=$("$bin" predict --hw "$f" --workload nerf 2>&1 >/dev/null); st=$? ;;
+        trace-*) err=$("$bin" validate --trace "$f" --hw a100 --workload tests/data/tiny.json 2>&1 >/dev/null)
+            st=$? ;;
         *) err=$("$bin" predict --hw a100 --workload "$f" 2>&1 >/dev/null); st=$? ;;
     esac
     if [ "$st" != 2 ]; then echo "FAIL $f: exit $st, want 2 ($err)"; fail=$((fail + 1)); continue; fi

@@ -19,6 +19,7 @@ if ! make --no-print-directory -s install PREFIX="$prefix" >"$tmp/log" 2>&1; the
     echo "install: $pass passed, $fail failed"; exit 1
 fi
 for f in bin/kitsune share/kitsune/hw/a100.json share/kitsune/workloads/nerf.json \
+    share/kitsune/workloads/models/llama3-8b.json \
     include/kitsune/kitsune.h include/kitsune/model/run.h lib/libkitsune.a \
     lib/pkgconfig/kitsune.pc share/man/man1/kitsune.1; do
     [ -s "$prefix/$f" ] && ok || bad "$f not installed"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Shell tests of the tools: sweep (cross products, ranges, shards, resume, jobs), validate's
-# arithmetic on a hand-made table, compare's CSV, and the figures (gnuplot rendering).
+# arithmetic on a hand-made table and on measured traces, compare's CSV, and the figures (gnuplot
+# rendering).
 # usage: sh tests/run-tools.sh [BIN]
 set -u
 bin=${1:-build/kitsune}
@@ -135,6 +136,72 @@ t0=$(date +%s)
 "$bin" validate "$tmp/big.csv" --hw a100 --format json >"$tmp/bigv.json" || bad "validate 30,000 rows exit status"
 check "validate 30,000 rows in under 3 s" "$(($(date +%s) - t0 < 3))" 1
 grep -q '"rows": 30000, "rows_with_model": 30000' "$tmp/bigv.json" && ok || bad "validate 30,000 rows: $(grep summary "$tmp/bigv.json")"
+# 6b. validate --trace arithmetic. (a) tests/data/traces/tiny-chrome.json by hand: 7 kernels of
+#     10 + 4 + 2 + 8 + 2 + 3 + 5 = 34 us; the copy (2 us) has no model op and the split-K
+#     reduction joins fc2's GEMM, so 5 model kernels take 6 measured ones and 1 is left over; the
+#     memset (1 us) is not a kernel. --range ProfilerStep#2 of tiny-steps.json keeps the second
+#     step: 5 kernels of 20 + 8 + 16 + 6 + 10 = 60 us.
+tiny=tests/data/tiny.json
+"$bin" validate --trace tests/data/traces/tiny-chrome.json --hw a100 --workload $tiny --format json \
+    >"$tmp/t.json" || bad "validate --trace exit status"
+total=$(grep '"total"' "$tmp/t.json")
+case "$total" in *'"measured_kernels": 7, "measured_time_s": 3.4e-05, "model_kernels": 5,'*) ok ;;
+    *) bad "validate --trace totals: $total" ;; esac
+case "$total" in *'"matched_model_kernels": 5, "matched_measured_kernels": 6,'*) ok ;;
+    *) bad "validate --trace matches: $total" ;; esac
+case "$total" in *'"unmatched_measured_kernels": 1, "unmatched_measured_time_s": 2e-06, "unmatched_model_kernels": 0,'*) ok ;;
+    *) bad "validate --trace unmatched: $total" ;; esac
+grep -q '"other_gpu_events": 1, "profiler_steps": 0, "other_gpu_events_time_s": 1e-06' "$tmp/t.json" && ok ||
+    bad "validate --trace memset not left out"
+"$bin" validate --trace tests/data/traces/tiny-steps.json --range 'ProfilerStep#2' --hw a100 \
+    --workload $tiny --format json | grep '"total"' | grep -q '"measured_kernels": 5, "measured_time_s": 6e-05,' &&
+    ok || bad "validate --range ProfilerStep#2"
+#     The ncu export of the same kernels (tiny-ncu.csv, Kbyte = 1000 bytes): DRAM read 150 +
+#     0 + 131.072 + 1.024 + 0 + 0.256 = 282.352 KB, written 65.536 + 65.536 + 0 + 16.384 * 3 =
+#     180.224 KB, 462,576 bytes in all; 32 us in 6 kernels, the split-K reduction joining fc2.
+"$bin" validate --trace tests/data/traces/tiny-ncu.csv --hw a100 --workload $tiny --format json |
+    grep '"total"' | grep -q '"measured_kernels": 6, "measured_time_s": 3.2e-05,.*"matched_measured_kernels": 6,.*"measured_dram_bytes": 462576,' &&
+    ok || bad "validate --trace ncu totals"
+#     torch.compile (tiny-compiled.json) against vf: cuBLAS addmm, Triton gelu, cuBLAS mm, Triton
+#     add+rmsnorm = 10 + 3 + 8 + 4 = 25 us, one measured kernel per vf kernel (res..norm a group).
+"$bin" validate --trace tests/data/traces/tiny-compiled.json --hw a100 --workload $tiny --exec vf \
+    --format json | grep '"total"' | grep -q '"measured_kernels": 4, "measured_time_s": 2.5e-05, "model_kernels": 4,.*"matched_model_kernels": 4, "matched_measured_kernels": 4,' &&
+    ok || bad "validate --trace --exec vf on a torch.compile trace"
+#     A whole model (tiny-model-chrome.json, by hand): per block the kernels it launched -
+#     head 1 kernel of 2 us; blockK 30(K+1) us in 5, block1 6 with the copy after its gelu (2 us,
+#     no model op: in the block before it); tail 1 of 7 us; 191 us in all.
+"$bin" validate --trace tests/data/traces/tiny-model-chrome.json --hw a100 \
+    --workload tests/data/tiny-model.json --format json >"$tmp/tm.json" || bad "validate --trace whole model"
+check "validate --trace per block" "$(grep -o '"block": "[a-z0-9]*", "totals": {"measured_kernels": [0-9]*, "measured_time_s": [0-9.e-]*' "$tmp/tm.json" |
+    sed 's/"block": "\([a-z0-9]*\)", "totals": {"measured_kernels": \([0-9]*\), "measured_time_s": /\1 \2 /' | tr '\n' ' ')" \
+    "head 1 2e-06 block0 5 3e-05 block1 6 6.2e-05 block2 5 9e-05 tail 1 7e-06 "
+grep '"total"' "$tmp/tm.json" | grep -q '"measured_kernels": 18, "measured_time_s": 0.000191, "model_kernels": 17,' &&
+    ok || bad "validate --trace whole model totals"
+#     (b) a trace whose kernels take twice the model's device times (time_s - launch_s in
+#     predict's CSV): every kernel and the total are off by (m - 2m) / 2m = -50%; one more copy
+#     kernel as long as all the others makes the total (M - 4M) / 4M = -75%.
+"$bin" predict --hw a100 --workload $tiny --format csv | awk -F, -v extra="$tmp/t2x.json" '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { t = 2e6 * ($c["time_s"] - $c["launch_s"]); ty = $c["type"]
+      n = ty ~ /linear|matmul/ ? "nvjet_gemm" : ty ~ /norm/ ? "rms_norm_kernel" : "elementwise_" ty
+      ev = ev sprintf("%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"ts\": %.17g, \"dur\": %.17g}",
+                      NR > 2 ? ", " : "", n, ts, t)
+      ts += t + 1; sum += t }
+    END { printf "{\"traceEvents\": [%s]}\n", ev
+          printf "{\"traceEvents\": [%s, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"copy_kernel\", \"ts\": %.17g, \"dur\": %.17g}]}\n", ev, ts, sum >extra }' \
+    >"$tmp/t2.json"
+"$bin" validate --trace "$tmp/t2.json" --hw a100 --workload $tiny --format json >"$tmp/t2.out" ||
+    bad "validate --trace 2x exit status"
+check "validate --trace 2x: 5 kernels, 3 classes and the total at -50%" "$(grep -o '"rel_error_frac": [-0-9.e]*' "$tmp/t2.out" |
+    awk '{ d = $2 + 0.5; if (d < 0) d = -d; if (d > 1e-6) bad++; n++ } END { print n, bad + 0 }')" "9 0"
+"$bin" validate --trace "$tmp/t2x.json" --hw a100 --workload $tiny --format json >"$tmp/t2x.out" ||
+    bad "validate --trace 2x+copy exit status"
+check "validate --trace 2x + copy: total -75%" "$(grep '"total"' "$tmp/t2x.out" |
+    grep -o '"rel_error_frac": [-0-9.e]*' | awk '{ d = $2 + 0.75; print (d < 1e-6 && d > -1e-6) }')" 1
+"$bin" validate --trace "$tmp/t2.json" --hw a100 --workload $tiny --max-error 0.4 >/dev/null 2>&1
+check "validate --trace --max-error 0.4 exit status" $? 3
+"$bin" validate --trace "$tmp/t2.json" --hw a100 --workload $tiny --max-error 0.6 >/dev/null 2>&1
+check "validate --trace --max-error 0.6 exit status" $? 0
 # 7. compare: one CSV row per (workload, mode, exec)
 nwl=$(ls workloads/*.json | wc -l | tr -d ' ')
 "$bin" compare --hw a100 --workload all --exec $ex --format csv -o "$tmp/c.csv" || bad "compare exit status"

@@ -51,6 +51,8 @@ typedef uint64_t cli_opt_mask;
 #define O_ALLOC O_BIT(29)
 #define O_TILE O_BIT(30)
 #define O_CPS O_BIT(31)
+#define O_TRACE O_BIT(32)
+#define O_RANGE O_BIT(33)
 #define O_MODEL                                                                                   \
     (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST | O_VFBWD |   \
      O_OPTIM | O_VF | O_DTYPE)
@@ -87,6 +89,8 @@ typedef struct cli_common {
     int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
     dtype dtype;
     cli_opt_mask given;             /* O_* of every option on the command line */
+    const char *trace;              /* validate --trace: a measured kernel trace */
+    const char *range;              /* validate --range: the CPU range of a Chrome trace */
 } cli_common;
 
 /** Parse argv[1..] (argv[0] is the command) for the options in `allowed`; prints nothing.

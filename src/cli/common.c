@@ -36,6 +36,7 @@ static const struct {
     {"--power-policy", O_PPOL, 1}, {"--why", O_WHY, 0},
     {"--ops", O_OPS, 1},       {"--stages", O_STAGES, 1},  {"--alloc", O_ALLOC, 1},
     {"--tile", O_TILE, 1},     {"--ctas-per-sm", O_CPS, 1},
+    {"--trace", O_TRACE, 1},   {"--range", O_RANGE, 1},
 };
 
 static int bad(kt_err *e, const char *opt, const char *fmt, const char *arg)
@@ -308,6 +309,12 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
             c->force.ctas_per_sm = (int)v;
             c->opts.ks_force = &c->force;
             break;
+        case O_TRACE:
+            c->trace = val;
+            break;
+        case O_RANGE:
+            c->range = val;
+            break;
         case O_EXPLAIN:
             c->explain = 1;
             break;
@@ -427,6 +434,15 @@ int cli_resolve(const char *dir, const char *name, char *out, size_t n, kt_err *
         snprintf(out, n, "%s/%s.json", dir, name);
     else
         snprintf(out, n, "%s/%s/%s.json", root, dir, name);
+    if (access(out, R_OK) != 0 && !strcmp(dir, "workloads")) { /* a whole model (compose.h) */
+        char alt[PATH_MAX + 64];
+        if (!strcmp(root, "."))
+            snprintf(alt, sizeof alt, "%s/models/%s.json", dir, name);
+        else
+            snprintf(alt, sizeof alt, "%s/%s/models/%s.json", root, dir, name);
+        if (access(alt, R_OK) == 0)
+            snprintf(out, n, "%s", alt);
+    }
     if (access(out, R_OK) != 0)
         return err_set(e, KT_EINPUT, NULL, NULL,
                        "no %s named \"%s\" in %s/%s/ (see 'kitsune list', or give a path to a "

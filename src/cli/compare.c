@@ -8,6 +8,7 @@
 #include "../io/out.h"
 #include "metrics.h"
 #include "../model/run.h"
+#include "blocks.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -37,6 +38,7 @@ typedef struct cmp_run {
     const kt_result *const *r, *const *cap;
     const wl_graph *g; /* the graph that ran (training graph in training mode) */
     kt_summary mem;    /* its memory footprint */
+    cli_blocks blocks; /* a composed model's per-block breakdown (blocks.g NULL otherwise) */
 } cmp_run;
 
 /* Geometric mean of the finite, positive speedups of exec x over base b across runs. */
@@ -198,6 +200,7 @@ static void json_all(FILE *f, const cmp_run *runs, int n, const cli_ctx *ctx)
                 }
             fputs("]", f);
         }
+        cli_blocks_json(f, &u->blocks, "  ");
         fputs("}", f);
     }
     fputs("],\n \"geomean\": {", f);
@@ -324,6 +327,8 @@ static int run(cli_ctx *x)
             u->g = rr->g;
             u->r = rr->by;
             u->cap = rr->capped_by;
+            if (cli_blocks_of(x, rr->g, rr->by, &u->blocks))
+                return -1;
             nrun++;
         }
     }
@@ -339,6 +344,7 @@ static int run(cli_ctx *x)
             if (i)
                 fputc('\n', f);
             table_run(f, &runs[i], x->hw.name, c->opts.power_cap_W);
+            cli_blocks_compare(f, &runs[i].blocks);
         }
         if (nrun > 1)
             table_geomeans(f, runs, nrun, c->modes, c->opts.power_cap_W);

@@ -11,10 +11,11 @@
 static const char *const HELP =
     "usage: kitsune list\n"
     "\n"
-    "List the shipped hardware descriptions (hw/) and workloads (workloads/) with a one-line\n"
-    "description each. Any of them can be named without path or .json suffix. They are found in\n"
-    "$KITSUNE_HOME, else next to the binary (../share/kitsune when installed, .. in the build\n"
-    "tree), else in the install prefix the binary was built for, else the current directory.\n"
+    "List the shipped hardware descriptions (hw/), workloads (workloads/) and whole models\n"
+    "(workloads/models/, composed of repeated blocks) with a one-line description each. Any of\n"
+    "them can be named without path or .json suffix. They are found in $KITSUNE_HOME, else next\n"
+    "to the binary (../share/kitsune when installed, .. in the build tree), else in the install\n"
+    "prefix the binary was built for, else the current directory.\n"
     "Exit status 2 when no hardware or workload files are found there.\n";
 
 /* An installed or copied binary that finds no data must say so, not print empty lists. */
@@ -62,6 +63,29 @@ static int run(cli_ctx *x)
             printf("  %-16s (invalid: %s)\n", names[i], le.msg);
         } else {
             printf("  %-16s %d ops;", names[i], g.nop);
+            for (int k = 0; k < g.nparam; k++)
+                printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
+            printf("\n");
+        }
+        arena_free(&a);
+    }
+    n = cli_list_dir("workloads/models", &x->a, &names);
+    if (n)
+        printf("whole models (workloads/models/; not part of --workload all):\n");
+    for (int i = 0; i < n; i++) {
+        arena a = {0};
+        wl_graph g;
+        kt_err le;
+        err_clear(&le);
+        char path[PATH_MAX];
+        if (cli_resolve("workloads", names[i], path, sizeof path, &le) ||
+            wl_load(path, NULL, 0, 0, &a, &g, &le)) {
+            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
+        } else {
+            int reps = 0;
+            for (int b = 0; b < g.nblock; b++)
+                reps += g.block[b].repeat != NULL;
+            printf("  %-16s %d ops in %d blocks (%d repeated);", names[i], g.nop, g.nblock, reps);
             for (int k = 0; k < g.nparam; k++)
                 printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
             printf("\n");

@@ -4,6 +4,7 @@
 
 #include "../io/out.h"
 #include "../model/run.h"
+#include "blocks.h"
 #include "cli.h"
 #include "cmds.h"
 
@@ -51,6 +52,9 @@ static int run(cli_ctx *x)
     kt_run_result rr;
     if (cli_run_workload(x, &rr))
         return -1;
+    cli_blocks blk;
+    if (cli_blocks_of(x, rr.g, rr.by, &blk))
+        return -1;
     FILE *f = cli_output(x);
     if (!f)
         return -1;
@@ -73,6 +77,7 @@ static int run(cli_ctx *x)
             }
             fputs("]", f);
         }
+        cli_blocks_json(f, &blk, " ");
         cli_json_warnings(f, x);
         fputs("}\n", f);
     } else if (c->format == FMT_CSV) {
@@ -84,6 +89,7 @@ static int run(cli_ctx *x)
             fprintf(f, "%s%s on %s, %s, %s:\n", i ? "\n" : "", rr.g->name, x->hw.name,
                     cli_mode_name(c->opts.training), rr.res[i].exec);
             out_table_result(f, &rr.res[i], rr.g, &x->hw, c->explain);
+            cli_blocks_table(f, &blk, rr.res[i].exec_id);
             if (c->opts.power_cap_W > 0) {
                 const kt_result *cp = &rr.capped[i];
                 fprintf(f, "under a %.0f W cap: %.2f us, %.4g J, %.1f W average at %.0f MHz "

@@ -15,9 +15,12 @@
 #include "cmds.h"
 #include "metrics.h"
 #include "refs.h"
+#include "vtrace.h"
 
 static const char *const HELP =
     "usage: kitsune validate REFS.csv [--hw HW] [--max-error F] [options]\n"
+    "       kitsune validate --trace FILE --hw HW --workload WL [--mode M] [--exec bsp|vf]\n"
+    "                        [--range NAME] [--max-error F] [options]\n"
     "\n"
     "Compare the model with a reference table. REFS.csv has the header\n"
     "  workload,mode,exec,metric,value,source[,hw][,params]\n"
@@ -28,16 +31,36 @@ static const char *const HELP =
     "error (rows with a reference of 0 have no relative error and are left out of it), the worst\n"
     "row and the Spearman rank correlation of reference and model values.\n"
     "\n"
-    "  --max-error F               exit status 3 when the MAPE exceeds F (a fraction, e.g. 0.15)\n"
+    "With --trace, compare the model's kernels with measured ones: a torch.profiler Chrome trace\n"
+    "(prof.export_chrome_trace: events with \"cat\": \"kernel\", \"name\", \"ts\" and \"dur\" in\n"
+    "us) or an Nsight Compute CSV (ncu --csv --page raw, with gpu__time_duration.sum and\n"
+    "optionally dram__bytes_read.sum and dram__bytes_write.sum); the format is read from the file.\n"
+    "Every kernel falls into a class by its name (gemm, attention, norm, softmax, reduce, index,\n"
+    "copy, fill, pool, optimizer, generated for Triton, elementwise); model kernels by their op.\n"
+    "Measured and model kernels are matched in order, class by class (a model kernel may take\n"
+    "several measured kernels of its class in a row). Reported: each pair with its error, kernels\n"
+    "on one side only, per class (and per block of a whole model) and total kernel time, DRAM\n"
+    "bytes (ncu) and the GPU span (Chrome).\n"
+    "bsp is PyTorch eager, vf with --vf inductor (the default) torch.compile.\n"
+    "\n"
+    "  --trace FILE                a measured trace instead of a reference table\n"
+    "  --workload WL, --mode M     what the trace ran (default inference)\n"
+    "  --exec bsp|vf               the model to compare (default bsp)\n"
+    "  --range NAME                Chrome traces: only kernels launched inside the CPU range NAME\n"
+    "                              (a record_function label, ProfilerStep#2): one step of many\n"
+    "  --max-error F               exit status 3 when the MAPE (tables) or the total kernel time\n"
+    "                              error (traces) exceeds F (a fraction, e.g. 0.15)\n"
     "  --format table|json|csv     (default table; csv: the per-row table)\n"
     "  -o FILE                     write to FILE (atomically) instead of stdout\n"
-    "  --set, --select, --scheduler, --rest, --launch, --optimizer, --vf, --vf-backward as for\n"
-    "  predict\n"
+    "  --set, --dtype, --select, --scheduler, --rest, --launch, --optimizer, --vf, --vf-backward\n"
+    "  as for predict\n"
     "\n"
     "exit status: 0; 3 when --max-error is exceeded; 2 for bad input (also a row's bad params,\n"
     "hw or workload: the message names the line); 1 when a model run failed\n"
     "\n"
-    "example: kitsune validate validation/kitsune-paper.csv --hw a100\n";
+    "examples: kitsune validate validation/kitsune-paper.csv --hw a100\n"
+    "          kitsune validate --trace validation/traces/h200-llama3-8b-ctx-inference-eager.json \\\n"
+    "              --hw h200 --workload llama3-8b-ctx\n";
 
 /* Largest reference table read (bytes). */
 #define V_MAX_FILE_BYTES ((size_t)256 << 20)
@@ -321,6 +344,14 @@ static void write_json(FILE *f, const v_row *r, int n, const char *file)
 static int run(cli_ctx *x)
 {
     cli_common *c = &x->c;
+    if (c->trace)
+        return cli_validate_trace(x);
+    if (c->nworkload || c->exec_given || c->mode_given || c->range || c->dtype_given)
+        return cli_error(x, 0, c->nworkload ? "--workload" : c->exec_given ? "--exec"
+                                                     : c->mode_given ? "--mode"
+                                                     : c->range      ? "--range"
+                                                                     : "--dtype",
+                         "only with --trace (a reference table names them per row)");
     if (c->npos != 1)
         return cli_error(x, 0, NULL, "expected one reference table (REFS.csv)");
     const char *file = c->pos[0];
@@ -402,7 +433,7 @@ done:
 }
 
 const cli_command cmd_validate = {
-    "validate", "compare the model with a reference table (paper, measurements)", HELP,
+    "validate", "compare the model with a reference table or a measured kernel trace", HELP,
     O_POS | O_HW | O_SET | O_LAUNCH | O_SELECT | O_SCHED | O_REST | O_VFBWD | O_VF | O_OPTIM | O_FORMAT |
-        O_OUT | O_MAXERR,
+        O_OUT | O_MAXERR | O_TRACE | O_RANGE | O_WL | O_MODE | O_EXEC | O_DTYPE,
     CMD_OUT, run, 0};

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../model/compose.h"
 #include "../model/graph.h"
 #include "../model/op.h"
 #include "jsonx.h"
@@ -70,16 +71,21 @@ static int eval_value(const cJSON *v, const wl_graph *g, const char *file, const
 }
 
 static int load_params(const cJSON *root, const char *key, const char *file, wl_graph *g, int add,
-                       kt_err *e)
+                       int extra, kt_err *e)
 {
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!ps && add && extra > 0) { /* room for a block's inherited parameters */
+        g->param = arena_calloc(g->a, (size_t)extra + 1, sizeof *g->param);
+        if (!g->param)
+            return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+    }
     if (!ps)
         return 0;
     if (!cJSON_IsObject(ps))
         return err_set(e, KT_EINPUT, file, key, "must be an object of name -> integer");
     int n = cJSON_GetArraySize(ps);
     if (add) {
-        g->param = arena_calloc(g->a, (size_t)(n + 1), sizeof *g->param);
+        g->param = arena_calloc(g->a, (size_t)(n + extra + 1), sizeof *g->param);
         if (!g->param)
             return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
     }
@@ -287,21 +293,310 @@ static int load_names(const cJSON *op, const char *key, const char *file, const 
     return 0;
 }
 
-static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *tm, kt_err *e)
+/* ---- composed models: "repeat" entries in "ops" (compose.h) ---- */
+
+/* Where the ops of each entry of "ops" start in the expanded graph, to name an entry in errors
+ * that graph_check finds in the expanded graph. */
+typedef struct wl_entries {
+    int n;
+    int *first_op;     /* n + 1 entries: ops of entry i are first_op[i] .. first_op[i+1]-1 */
+    unsigned char *rep;/* entry i is a repeat */
+} wl_entries;
+
+static int load_graph(const cJSON *root, const char *file, const wl_set *sets, int nsets,
+                      int training, const wl_graph *outer, arena *a, wl_graph *g, kt_err *e);
+
+static const char *const REPEAT_KEYS[] = {"repeat", "count", "graph", "params",
+                                          "inputs", "carry", "outputs"};
+enum { N_REPEAT_KEYS = (int)(sizeof REPEAT_KEYS / sizeof REPEAT_KEYS[0]) };
+
+/* "[8192, 4096] bf16" into buf. */
+static void shape_str(const wl_tensor *t, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < t->ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)t->dim[i]);
+    if (k < n)
+        snprintf(buf + k, n - k, "] %s", dt_name(t->dt));
+}
+
+/* Model tensor mt may stand for block tensor bt (same shape and dtype). */
+static int same_shape(const wl_tensor *mt, const wl_tensor *bt, const char *file, const char *p,
+                      kt_err *e)
+{
+    int same = mt->ndim == bt->ndim && mt->dt == bt->dt;
+    for (int i = 0; same && i < mt->ndim; i++)
+        same = mt->dim[i] == bt->dim[i];
+    if (same)
+        return 0;
+    char a[160], b[160];
+    shape_str(mt, a, sizeof a);
+    shape_str(bt, b, sizeof b);
+    return err_set(e, KT_EINPUT, file, p, "\"%s\" is %s, the block's \"%s\" is %s", mt->name, a,
+                   bt->name, b);
+}
+
+/* One binding object of a repeat ("inputs", "carry", "outputs"): block tensor name -> tensor name
+ * (of the model, or of the block for "carry"), into map[block tensor]. kinds: what the block
+ * tensor must be (bit mask of 1 << wl_kind). */
+static int load_binding(const cJSON *rj, const char *key, const char *file, const char *base,
+                        const wl_graph *g, wl_names *tm, const wl_graph *blk, unsigned kinds,
+                        int *map, kt_err *e)
+{
+    char p[192], q[192];
+    err_path(p, sizeof p, base, key, 0);
+    const cJSON *bj = cJSON_GetObjectItemCaseSensitive(rj, key);
+    if (!bj)
+        return 0;
+    if (!cJSON_IsObject(bj))
+        return err_set(e, KT_EINPUT, file, p, "must be an object of block tensor -> tensor");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, bj)
+    {
+        err_path(q, sizeof q, p, it->string, 0);
+        int bt = wl_find_tensor(blk, it->string);
+        if (bt < 0)
+            return err_set(e, KT_EINPUT, file, q, "the block has no tensor \"%s\"", it->string);
+        wl_kind k = blk->t[bt].kind;
+        if (!(kinds >> k & 1u))
+            return err_set(e, KT_EINPUT, file, q, "\"%s\" is not %s of the block", it->string,
+                           kinds == 1u << TK_OUTPUT ? "an output"
+                           : kinds == 1u << TK_INPUT ? "an input"
+                                                     : "an input or a weight");
+        if (!cJSON_IsString(it))
+            return err_set(e, KT_EINPUT, file, q, "must be a tensor name");
+        const char *tn = it->valuestring;
+        if (!strcmp(key, "carry")) {
+            int o = wl_find_tensor(blk, tn);
+            if (o < 0 || blk->t[o].kind != TK_OUTPUT)
+                return err_set(e, KT_EINPUT, file, q, "\"%s\" is not an output of the block", tn);
+            if (same_shape(&blk->t[o], &blk->t[bt], file, q, e))
+                return -1;
+            map[bt] = o;
+            continue;
+        }
+        int mt = wl_names_find(tm, g, tn, -1, 0);
+        if (mt < 0)
+            return err_set(e, KT_EINPUT, file, q, "unknown tensor \"%s\"", tn);
+        const wl_tensor *m = &g->t[mt];
+        if (same_shape(m, &blk->t[bt], file, q, e))
+            return -1;
+        if (k == TK_WEIGHT && m->kind != TK_WEIGHT)
+            return err_set(e, KT_EINPUT, file, q, "\"%s\" stands for a weight and must be one", tn);
+        if (!strcmp(key, "outputs")) {
+            if (m->kind == TK_INPUT || m->kind == TK_WEIGHT)
+                return err_set(e, KT_EINPUT, file, q, "cannot write %s \"%s\"",
+                               m->kind == TK_INPUT ? "input" : "weight", tn);
+            if (m->producer >= 0)
+                return err_set(e, KT_EINPUT, file, q, "tensor \"%s\" is already produced by op \"%s\"",
+                               tn, g->op[m->producer].name);
+        }
+        map[bt] = mt;
+    }
+    return 0;
+}
+
+/* Parameters a block file declares ("params" member names). */
+static int declares(const cJSON *root, const char *name)
+{
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "params");
+    return cJSON_IsObject(ps) && cJSON_GetObjectItemCaseSensitive(ps, name) != NULL;
+}
+
+/* A "repeat" entry (ops[idx]): load its block graph once (a file relative to this one, or an
+ * object inline), bind its tensors and append count repetitions (compose_append). */
+static int load_repeat(const cJSON *rj, int idx, const char *file, int training, wl_graph *g,
+                       wl_names *tm, kt_err *e)
+{
+    char p[192], q[192];
+    err_path(p, sizeof p, "ops", NULL, idx);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, rj)
+    {
+        int known = 0;
+        for (int k = 0; k < N_REPEAT_KEYS; k++)
+            known |= !strcmp(it->string, REPEAT_KEYS[k]);
+        if (!known) {
+            err_path(q, sizeof q, p, it->string, 0);
+            const char *s = err_suggest(it->string, REPEAT_KEYS, N_REPEAT_KEYS);
+            if (s)
+                return err_set(e, KT_EINPUT, file, q, "unknown key (did you mean \"%s\"?)", s);
+            return err_set(e, KT_EINPUT, file, q,
+                           "unknown key of a repeat (repeat, count, graph, params, inputs, carry, "
+                           "outputs)");
+        }
+    }
+    const cJSON *nj = jsonx_member(rj, "repeat", cJSON_String, "a name", file, p, q, sizeof q, e);
+    if (!nj)
+        return -1;
+    if (!expr_is_name(nj->valuestring))
+        return err_set(e, KT_EINPUT, file, q, "must be a name (letters, digits, _), got \"%s\"",
+                       nj->valuestring);
+    const char *rname = nj->valuestring;
+    err_path(q, sizeof q, p, "count", 0);
+    const cJSON *cj = cJSON_GetObjectItemCaseSensitive(rj, "count");
+    int64_t count;
+    if (!cj)
+        return err_set(e, KT_EINPUT, file, q, "missing field");
+    if (eval_value(cj, g, file, q, &count, e))
+        return -1;
+    if (count < 1 || count > COMPOSE_MAX_COUNT)
+        return err_set(e, KT_EINPUT, file, q, "must be 1..%d (got %lld)", COMPOSE_MAX_COUNT,
+                       (long long)count);
+    /* the block: a path relative to this file, or an object inline */
+    err_path(q, sizeof q, p, "graph", 0);
+    const cJSON *gj = cJSON_GetObjectItemCaseSensitive(rj, "graph");
+    if (!gj)
+        return err_set(e, KT_EINPUT, file, q, "missing field");
+    cJSON *owned = NULL;
+    const cJSON *broot = gj;
+    char bfile[1024];
+    snprintf(bfile, sizeof bfile, "%s", file);
+    if (cJSON_IsString(gj)) {
+        const char *slash = strrchr(file, '/');
+        if (gj->valuestring[0] == '/' || !slash)
+            snprintf(bfile, sizeof bfile, "%s", gj->valuestring);
+        else
+            snprintf(bfile, sizeof bfile, "%.*s/%s", (int)(slash - file), file, gj->valuestring);
+        kt_err sub;
+        err_clear(&sub);
+        owned = jsonx_load(bfile, &sub);
+        if (!owned) {
+            if (!strcmp(sub.file, bfile) && !sub.path[0] && strstr(sub.msg, "cannot open"))
+                return err_set(e, KT_EINPUT, file, q, "%s: %s", bfile, sub.msg);
+            *e = sub;
+            return -1;
+        }
+        broot = owned;
+    } else if (!cJSON_IsObject(gj)) {
+        return err_set(e, KT_EINPUT, file, q, "must be a file name or a graph object");
+    }
+    /* parameters: the model's values for the names the block declares, then the repeat's own */
+    wl_set sets[64];
+    int nsets = 0, rc = -1;
+    for (int i = 0; i < g->nparam && nsets < 64; i++)
+        if (declares(broot, g->param[i].name)) {
+            sets[nsets].name = g->param[i].name;
+            sets[nsets++].value = g->param[i].value;
+        }
+    err_path(q, sizeof q, p, "params", 0);
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(rj, "params");
+    if (pj && !cJSON_IsObject(pj)) {
+        err_set(e, KT_EINPUT, file, q, "must be an object of name -> integer or expression");
+        goto done;
+    }
+    cJSON_ArrayForEach(it, pj)
+    {
+        char r[192];
+        err_path(r, sizeof r, q, it->string, 0);
+        if (!declares(broot, it->string)) {
+            err_set(e, KT_EINPUT, file, r, "the block declares no parameter \"%s\"", it->string);
+            goto done;
+        }
+        if (nsets >= 64) {
+            err_set(e, KT_EINPUT, file, r, "too many parameters");
+            goto done;
+        }
+        sets[nsets].name = it->string;
+        if (eval_value(it, g, file, r, &sets[nsets].value, e))
+            goto done;
+        nsets++;
+    }
+    wl_graph *blk = arena_calloc(g->a, 1, sizeof *blk);
+    if (!blk) {
+        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        goto done;
+    }
+    if (load_graph(broot, bfile, sets, nsets, training, g, g->a, blk, e)) {
+        if (!owned && !strcmp(e->file, file)) { /* inline: name the path inside this file */
+            char r[sizeof e->path];
+            snprintf(r, sizeof r, "%.60s.graph%s%.120s", p, e->path[0] ? "." : "", e->path);
+            snprintf(e->path, sizeof e->path, "%s", r);
+        }
+        goto done;
+    }
+    g->inference_only |= blk->inference_only;
+    int nt = blk->ntensor;
+    int *bind_in = arena_calloc(g->a, (size_t)nt + 1, sizeof(int));
+    int *carry = arena_calloc(g->a, (size_t)nt + 1, sizeof(int));
+    int *bind_out = arena_calloc(g->a, (size_t)nt + 1, sizeof(int));
+    if (!bind_in || !carry || !bind_out) {
+        err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < nt; t++)
+        bind_in[t] = carry[t] = bind_out[t] = -1;
+    if (load_binding(rj, "inputs", file, p, g, tm, blk, 1u << TK_INPUT | 1u << TK_WEIGHT, bind_in,
+                     e) ||
+        load_binding(rj, "carry", file, p, g, tm, blk, 1u << TK_INPUT, carry, e) ||
+        load_binding(rj, "outputs", file, p, g, tm, blk, 1u << TK_OUTPUT, bind_out, e))
+        goto done;
+    if ((int64_t)g->nop + count * blk->nop > COMPOSE_MAX_OPS) {
+        err_set(e, KT_EINPUT, file, p, "%lld repetitions of %d ops exceed %d ops", (long long)count,
+                blk->nop, COMPOSE_MAX_OPS);
+        goto done;
+    }
+    /* the name index grows to hold every new tensor */
+    int64_t want = g->ntensor + count * (int64_t)nt;
+    if (want * 2 + 16 >= tm->cap) {
+        if (wl_names_init(tm, (int)want, g->a)) {
+            err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+            goto done;
+        }
+        for (int t = 0; t < g->ntensor; t++)
+            wl_names_find(tm, g, g->t[t].name, t, 0);
+    }
+    compose_repeat r = {rname, (int)count, bind_in, carry, bind_out};
+    if (compose_append(g, blk, &r, tm, e)) {
+        snprintf(e->path, sizeof e->path, "%s", p);
+        goto done;
+    }
+    rc = 0;
+done:
+    cJSON_Delete(owned);
+    return rc;
+}
+
+static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *tm, int training,
+                    const wl_graph *outer, wl_entries *en, kt_err *e)
 {
     char op_path[8];
     const cJSON *ops = jsonx_member(root, "ops", cJSON_Array, "an array", file, "", op_path,
                                     sizeof op_path, e);
     if (!ops)
         return -1;
-    int i = 0;
+    /* a composed model: every op belongs to a block (repetitions, and runs of its own ops) */
+    int nent = cJSON_GetArraySize(ops), composed = 0;
     const cJSON *oj;
+    cJSON_ArrayForEach(oj, ops) composed |= cJSON_GetObjectItemCaseSensitive(oj, "repeat") != NULL;
+    en->n = nent;
+    en->first_op = arena_calloc(g->a, (size_t)nent + 1, sizeof(int));
+    en->rep = arena_calloc(g->a, (size_t)nent + 1, 1);
+    /* the runs of the model's own ops: their block and the repeats before them */
+    int *run_blk = arena_calloc(g->a, (size_t)nent + 1, sizeof(int));
+    int *run_reps = arena_calloc(g->a, (size_t)nent + 1, sizeof(int));
+    if (!en->first_op || !en->rep || !run_blk || !run_reps)
+        return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
+    int i = 0, run = -1, nrep = 0, nrun = 0;
     cJSON_ArrayForEach(oj, ops)
     {
         char p[192], q[192];
         err_path(p, sizeof p, "ops", NULL, i);
+        en->first_op[i] = g->nop;
         if (!cJSON_IsObject(oj))
             return err_set(e, KT_EINPUT, file, p, "must be an object");
+        if (cJSON_GetObjectItemCaseSensitive(oj, "repeat")) {
+            if (outer)
+                return err_set(e, KT_EINPUT, file, p,
+                               "a repeated block cannot itself hold repeats (one level)");
+            en->rep[i] = 1;
+            if (load_repeat(oj, i, file, training, g, tm, e))
+                return -1;
+            run = -1;
+            nrep++;
+            i++;
+            continue;
+        }
         const cJSON *nm = jsonx_member(oj, "name", cJSON_String, "a non-empty string", file, p, q,
                                        sizeof q, e);
         if (!nm)
@@ -327,28 +622,84 @@ static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *
             return -1;
         kt_err sub;
         err_clear(&sub);
-        if (wl_add_op(g, nm->valuestring, type, in, nin, out, nout, at, nat, &sub) < 0)
+        int k = wl_add_op(g, nm->valuestring, type, in, nin, out, nout, at, nat, &sub);
+        if (k < 0)
             return err_set(e, sub.code, file, p, "%s", sub.msg);
+        if (composed) {
+            if (run < 0) {
+                run = compose_block(g, "", NULL, -1, e);
+                if (run < 0)
+                    return -1;
+                run_blk[nrun] = run;
+                run_reps[nrun++] = nrep;
+            }
+            g->op[k].block = run;
+        }
         i++;
+    }
+    en->first_op[nent] = g->nop;
+    /* runs of the model's own ops: before every repeat "head", after all "tail", else "part<k>" */
+    for (int k = 0; k < nrun; k++) {
+        char nm[32];
+        if (!run_reps[k])
+            snprintf(nm, sizeof nm, "head");
+        else if (run_reps[k] == nrep)
+            snprintf(nm, sizeof nm, "tail");
+        else
+            snprintf(nm, sizeof nm, "part%d", k + 1);
+        int b = run_blk[k];
+        g->block[b].name = arena_strdup(g->a, nm);
+        if (!g->block[b].name)
+            return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
     }
     return 0;
 }
 
-int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int nsets, int training,
-                 arena *a, wl_graph *g, kt_err *e)
+/* An error graph_check found at "ops[N]..." of an expanded (composed) graph, named by the entry
+ * of "ops" it comes from: a model op keeps its path under its entry index; an op of a repetition
+ * is named in the message under the repeat's path. */
+static void remap_error(const wl_graph *g, const wl_entries *en, kt_err *e)
+{
+    int n, off = 0;
+    if (sscanf(e->path, "ops[%d]%n", &n, &off) != 1 || off <= 0 || n < 0 || n >= g->nop)
+        return;
+    int lo = 0, hi = en->n - 1; /* the last entry whose first op is <= n */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (en->first_op[mid] <= n)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    char rest[192], msg[sizeof e->msg];
+    snprintf(rest, sizeof rest, "%.120s", e->path + off);
+    if (!en->rep[lo]) {
+        snprintf(e->path, sizeof e->path, "ops[%d]%.160s", lo, rest);
+        return;
+    }
+    snprintf(msg, sizeof msg, "op \"%.80s\"%s%.60s: %.160s", g->op[n].name, rest[0] ? " " : "",
+             rest[0] == '.' ? rest + 1 : rest, e->msg);
+    snprintf(e->msg, sizeof e->msg, "%s", msg);
+    snprintf(e->path, sizeof e->path, "ops[%d]", lo);
+}
+
+/* A graph from a parsed tree: a workload file, or (outer != NULL) the block of a repeat, which
+ * needs no name and sees the model's parameters besides its own. */
+static int load_graph(const cJSON *root, const char *file, const wl_set *sets, int nsets,
+                      int training, const wl_graph *outer, arena *a, wl_graph *g, kt_err *e)
 {
     wl_init(g, "", a);
     g->file = arena_strdup(a, file);
     if (!cJSON_IsObject(root))
         return err_set(e, KT_EINPUT, file, NULL, "top level must be an object");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(root, "name");
-    if (!nm)
+    if (!nm && !outer)
         return err_set(e, KT_EINPUT, file, "name", "missing field");
-    if (!cJSON_IsString(nm) || !nm->valuestring[0])
+    if (nm && (!cJSON_IsString(nm) || !nm->valuestring[0]))
         return err_set(e, KT_EINPUT, file, "name", "must be a non-empty string");
-    if (has_control(nm->valuestring))
+    if (nm && has_control(nm->valuestring))
         return err_set(e, KT_EINPUT, file, "name", "must not contain control characters");
-    g->name = arena_strdup(a, nm->valuestring);
+    g->name = arena_strdup(a, nm ? nm->valuestring : "block");
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
     if (src && !cJSON_IsString(src))
         return err_set(e, KT_EINPUT, file, "source", "must be a string");
@@ -369,10 +720,16 @@ int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int ns
             return -1;
         g->paper_ops[1] = (int)(v > 1000000 ? 1000000 : v);
     }
-    if (load_params(root, "params", file, g, 1, e))
+    if (load_params(root, "params", file, g, 1, outer ? outer->nparam : 0, e))
         return -1;
-    if (training && load_params(root, "training_params", file, g, 0, e))
+    if (training && load_params(root, "training_params", file, g, 0, 0, e))
         return -1;
+    if (outer) /* the model's parameters the block does not declare */
+        for (int i = 0; i < outer->nparam; i++)
+            if (!declares(root, outer->param[i].name)) {
+                g->param[g->nparam].name = arena_strdup(a, outer->param[i].name);
+                g->param[g->nparam++].value = outer->param[i].value;
+            }
     for (int i = 0; i < nsets; i++) {
         int found = 0;
         for (int j = 0; j < g->nparam; j++)
@@ -385,9 +742,21 @@ int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int ns
                            "--set: workload has no parameter \"%s\"", sets[i].name);
     }
     wl_names tm;
-    if (load_tensors(root, file, g, &tm, e) || load_ops(root, file, g, &tm, e))
+    wl_entries en = {0};
+    if (load_tensors(root, file, g, &tm, e) || load_ops(root, file, g, &tm, training, outer, &en, e))
         return -1;
-    return graph_check(g, file, e);
+    if (graph_check(g, file, e)) {
+        if (g->nblock)
+            remap_error(g, &en, e);
+        return -1;
+    }
+    return 0;
+}
+
+int wl_from_json(const cJSON *root, const char *file, const wl_set *sets, int nsets, int training,
+                 arena *a, wl_graph *g, kt_err *e)
+{
+    return load_graph(root, file, sets, nsets, training, NULL, a, g, e);
 }
 
 int wl_load(const char *file, const wl_set *sets, int nsets, int training, arena *a, wl_graph *g,

@@ -139,6 +139,7 @@ static int emit(ad_ctx *c, const char *name, int type, const int *in, int nin, c
         return -1;
     c->g->op[i].phase = c->phase;
     c->g->op[i].fwd = c->cur;
+    c->g->op[i].block = c->cur >= 0 ? c->g->op[c->cur].block : -1;
     for (int j = 0; j < nin; j++)
         if (in[j] < c->nft) {
             int s = storage_of(c->f, in[j]);
@@ -847,6 +848,20 @@ static int copy_forward(ad_ctx *c)
             return -1;
         g->op[k].phase = PH_FWD;
         g->op[k].fwd = -1;
+        g->op[k].block = o->block;
+    }
+    if (f->nblock) { /* a composed model: its blocks (backward ops join their forward op's) */
+        g->block = arena_calloc(g->a, (size_t)f->nblock, sizeof *g->block);
+        if (!g->block)
+            return err_set(c->e, KT_EINTERNAL, f->file, NULL, "out of memory");
+        for (int i = 0; i < f->nblock; i++) {
+            g->block[i] = f->block[i];
+            g->block[i].name = arena_strdup(g->a, f->block[i].name);
+            g->block[i].repeat = f->block[i].repeat ? arena_strdup(g->a, f->block[i].repeat) : NULL;
+            if (!g->block[i].name || (f->block[i].repeat && !g->block[i].repeat))
+                return err_set(c->e, KT_EINTERNAL, f->file, NULL, "out of memory");
+        }
+        g->nblock = g->cap_block = f->nblock;
     }
     return 0;
 }

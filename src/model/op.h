@@ -150,6 +150,25 @@ typedef enum op_grad {
     GR_DROPOUT      /* dy times the saved mask (the 1/(1-p) scale folded in) */
 } op_grad;
 
+/** Class of the kernels an op launches, as measured traces name them (kmatch.c sorts kernel
+ *  names into these; validate --trace compares class by class). */
+typedef enum op_kclass {
+    KC_ELEMENTWISE, /* ATen's element-wise kernels (the default) */
+    KC_GEMM,        /* cuBLAS, CUTLASS and cuDNN GEMMs and convolutions */
+    KC_ATTENTION,   /* flash and memory-efficient attention, forward and backward */
+    KC_NORM,        /* layer, RMS and batch norm, forward and backward */
+    KC_SOFTMAX,     /* softmax and its backward */
+    KC_REDUCE,      /* ATen reductions (sum, mean, max, argmax) */
+    KC_INDEX,       /* data-dependent rows and sorts: gathers, scatters, embeddings and their
+                       backward, top-k, sort, scans */
+    KC_COPY,        /* concatenations, slices, layout copies, dtype casts */
+    KC_FILL,        /* fills and memsets */
+    KC_POOL,        /* pooling, forward and backward */
+    KC_OPTIMIZER,   /* fused optimizer updates */
+    KC_GENERATED,   /* kernels a compiler generates (Triton under torch.compile; vf groups) */
+    KC_COUNT
+} op_kclass;
+
 /** One row of the op table: everything type-specific. */
 typedef struct op_info {
     const char *name;
@@ -169,6 +188,7 @@ typedef struct op_info {
     op_grad grad;          /* gradient rule */
     int grad_saves_out;    /* GR_ACT: the rule reads the output (else the input) */
     int grad_dual;         /* GR_DUAL: op type of the gradient */
+    op_kclass kclass;      /* its kernels' class in measured traces (default elementwise) */
 } op_info;
 
 enum { OP_MAXIN = 64 };

@@ -96,6 +96,7 @@ int wl_add_op(wl_graph *g, const char *name, int type, const int *in, int nin, c
     o->out = arena_calloc(g->a, (size_t)(nout ? nout : 1), sizeof(int));
     o->attr = arena_calloc(g->a, (size_t)(nattr ? nattr : 1), sizeof(wl_attr));
     o->fwd = -1;
+    o->block = -1;
     if (!o->in || !o->out || !o->attr)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     if (nin)

@@ -53,7 +53,17 @@ typedef struct wl_op {
     wl_attr *attr;
     wl_phase phase;
     int fwd; /* backward/optimizer ops: the forward op they derive from, else -1 */
+    int block; /* composed models: index into wl_graph.block (backward and optimizer ops: their
+                  forward op's), else -1 */
 } wl_op;
+
+/** A block of a composed model (compose.h): one repetition of a repeated graph ("layer3":
+ *  repeat "layer", index 3), or a run of the model's own ops ("head", "tail"). */
+typedef struct wl_block {
+    const char *name;   /* "layer3", "head", "tail" */
+    const char *repeat; /* the repeat's name ("layer"); NULL for a run of the model's own ops */
+    int index;          /* repetition index; -1 for the model's own ops */
+} wl_block;
 
 typedef struct wl_graph {
     const char *name;
@@ -67,6 +77,8 @@ typedef struct wl_graph {
     wl_op *op;
     int paper_ops[2]; /* Table 2 #ops: [0] inference, [1] training; 0 = unknown */
     int inference_only; /* "inference_only": true - no training graph (e.g. a decode step) */
+    int nblock, cap_block; /* composed models (compose.h): the blocks ops belong to; 0 otherwise */
+    wl_block *block;
     arena *a;
 } wl_graph;
 
