@@ -60,7 +60,8 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
 }
 
 /* A lower bound on any pipeline of ops first..last: its tensor (or SIMT) FLOPs on every SM at
- * the achievable rate (the search skips segments that cannot win even so). */
+ * the achievable rate, or pipe_estimate_lb, whichever is larger (the search skips segments that
+ * cannot win even so). */
 static double seg_lb(void *vx, int first, int last, double budget_s)
 {
     (void)budget_s;
@@ -76,7 +77,7 @@ static double seg_lb(void *vx, int first, int last, double budget_s)
         t = ft / (tr * hw->sm_count);
     if (sr > 0 && fs / (sr * hw->sm_count) > t)
         t = fs / (sr * hw->sm_count);
-    return t;
+    return fmax(t, pipe_estimate_lb(&x->env, first, last));
 }
 
 /* bsp pass over the whole graph: per op input the bytes that miss L2, per op time, utilization

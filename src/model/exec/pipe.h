@@ -140,6 +140,8 @@ typedef struct pipe_env {
      * all stages) and how many share an SM at the allocation evaluated (>= 1) */
     int body_ctas_per_sm;
     double body_sharing;
+    double *lb_work;         /* [3][nop + 1]: prefix sums of each op's least CTA-seconds per
+                                stream (pipe_estimate_lb), by pool: SIMT, Tensor, either */
     /* stage evaluations the selection search reuses across segments (per op; NULL: no cache) */
     struct pipe_cache_entry **cache;
     arena cache_arena;       /* owns the cache: pipe_env_release frees it */
@@ -168,6 +170,13 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
  *  (memory; scratch allocated in a). */
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages);
+/** A lower bound on pipe_estimate's time of ops first..last in O(1): launch, DRAM latency and
+ *  N - 1 periods of at least the busier pool's work over the estimate's pool of CTAs (#SMs, or
+ *  ctas_per_sm x #SMs with a stage_body), where each op adds the least of its math at one CTA and
+ *  at the whole pool times its size (a stage's period is at least its members' math; epilogue
+ *  members may join either pool). The selection's branch and bound uses it: a
+ *  segment it rules out could not have won, so the choice is the same. */
+double pipe_estimate_lb(const pipe_env *x, int first, int last);
 /** "row", "column", "row x column", "reduction". */
 const char *ks_split_name(ks_split s);
 /** "compute", "l2 port", "queue sync", "stage body". */
