@@ -21,6 +21,7 @@ typedef struct ks_ctx {
     double *bsp_s, *bsp_util;
     int64_t *bsp_bytes;      /* per op: DRAM bytes of its bsp kernel */
     const pipe_env *kept;    /* the environment copied into the arena for re-evaluations */
+    arena scratch;           /* the candidate sets' pipelines are built here, then copied */
 } ks_ctx;
 
 /* A pipeline that would move more DRAM bytes than the same ops bulk-synchronously (weights
@@ -178,9 +179,9 @@ static int pipe_reeval(const void *arg, double clock_MHz, arena *a, cost_result 
     pipe_env x = *r->env;
     x.c.clock_MHz = clock_MHz;
     /* a rate table for this pipeline's ops only */
-    x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) * (size_t)x.hw->sm_count + 1,
-                          sizeof *x.rate);
+    x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) + 1, sizeof *x.rate);
     x.rate_first_op = r->first;
+    x.rate_arena = a;
     ks_pipeline p;
     if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->ctas, r->tile_rows, a, &p) ||
         p.nstages != r->nstages)
@@ -214,6 +215,31 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
     return 0;
 }
 
+/* Move pipeline p's stages, members and queues into a (the rest of p stays where it was built):
+ * what assemble and the estimates read. The per-candidate terms are left out (NULL). 0 or -1. */
+static int copy_pipeline(ks_pipeline *p, arena *a)
+{
+    ks_stage *st = arena_alloc(a, (size_t)p->nstages + 1, sizeof *st);
+    ks_queue *q = arena_alloc(a, (size_t)p->nqueues + 1, sizeof *q);
+    if (!st || !q)
+        return -1;
+    memcpy(st, p->stages, (size_t)p->nstages * sizeof *st);
+    memcpy(q, p->queues, (size_t)p->nqueues * sizeof *q);
+    for (int s = 0; s < p->nstages; s++) {
+        int *m = arena_alloc(a, (size_t)st[s].nmembers + 1, sizeof *m);
+        if (!m)
+            return -1;
+        memcpy(m, st[s].members, (size_t)st[s].nmembers * sizeof *m);
+        st[s].members = m;
+        st[s].cand_period_s = st[s].cand_l2_bytes = st[s].cand_dram_bytes = st[s].cand_fill_s =
+            st[s].cand_queue_bytes = NULL;
+        st[s].cand_groups = NULL;
+    }
+    p->stages = st;
+    p->queues = q;
+    return 0;
+}
+
 /* A set of segments built as pipelines (use_ilp: mapped by the MILP, else the exact search's
  * estimate), keeping those that move no more DRAM bytes than bsp and have two or more stages (a
  * single stage is an epilogue group: a vf kernel, not a pipeline). */
@@ -226,12 +252,19 @@ static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     int kept = 0;
     for (int s = 0; s < nseg; s++) {
-        arena_pos mark = arena_mark(a);
-        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, a, &pp[kept]))
+        /* an estimate is built in scratch memory and only what assemble reads is kept */
+        arena *ba = use_ilp == PIPE_EXACT ? &x->scratch : a;
+        arena_pos mark = arena_mark(ba);
+        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, ba, &pp[kept]))
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
         if (worse_than_bsp(x, &pp[kept]) || pp[kept].nstages < 2) {
-            arena_release(a, mark);
+            arena_release(ba, mark);
             continue;
+        }
+        if (ba != a) {
+            if (copy_pipeline(&pp[kept], a))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            arena_release(ba, mark);
         }
         kept++;
     }
@@ -364,7 +397,9 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
     double *s = arena_calloc(a, (size_t)g->nop + 1, sizeof *s);
     if (!s)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    arena_pos mark = arena_mark(a); /* only the times are kept */
     if (vf_run(x->env.hw, g, x->env.w, &x->env.c, &vo, a, &v, &e2)) {
+        arena_release(a, mark);
         *out = x->bsp_s; /* vf unavailable: the rest will run bsp */
         return 0;
     }
@@ -383,6 +418,7 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
             s[i] += it->c.time_s * (sum > 0 ? x->bsp_s[i] / sum : 1.0 / (n ? n : 1));
         }
     }
+    arena_release(a, mark);
     *out = s;
     return 0;
 }
@@ -732,6 +768,7 @@ int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
     memset(&x, 0, sizeof x);
     int rc = run_ctx(&x, hw, g, works, c, o, a, r, e);
     pipe_env_release(&x.env);
+    arena_free(&x.scratch);
     return rc;
 }
 
@@ -815,9 +852,13 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     ks_pipeline *pp;
     int np;
     if (build_set(x, win, nwin, 1, a, &pp, &np, e) ||
-        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e) ||
-        assemble(x, pp, np, 1, a, &alt, &palt, e))
+        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e))
         return -1;
+    arena_pos amark = arena_mark(a); /* of the bsp-rest variant only its time is kept */
+    if (assemble(x, pp, np, 1, a, &alt, &palt, e))
+        return -1;
+    double alt_s = alt.time_s;
+    arena_release(a, amark);
     est[pick] = fin.time_s;
     *r = fin;
     ks_plan *pl = &plan[3];
@@ -830,7 +871,7 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     pl->search_time_s = best_search;
     pl->patterns_time_s = est[0];
     pl->none_time_s = est[2];
-    pl->rest_bsp_time_s = alt.time_s;
+    pl->rest_bsp_time_s = alt_s;
     if (o->why) { /* every candidate of the patterns, the search and the longest runs */
         const sel_seg *src[3] = {pat, dp, run};
         const int nsrc[3] = {npat, ndp, nrun};

@@ -62,6 +62,10 @@ enum { PIPE_MIN_SLICE_COLS = 16 };
 /* Selection estimates refine the tile height only for segments within this factor of the time
  * they must beat (a tile height changes a pipeline's time by tens of percent at most). */
 #define PIPE_SEARCH_SLACK 1.5
+/* Memory the stage cache and the rate rows may take before they start over: a bound on memory
+ * for any graph size (a 100,000-op graph meets about 2.5 GB of distinct stage evaluations);
+ * the DP's window of segments (SEL_MAX_VALID_OPS ops) needs far less. */
+#define PIPE_CACHE_BYTES ((size_t)64 << 20)
 
 const char *ks_split_name(ks_split s)
 {
@@ -86,20 +90,36 @@ static int64_t rows_of(const wl_tensor *t)
     return t->ndim > 0 && t->dim[t->ndim - 1] > 0 ? t->elems / t->dim[t->ndim - 1] : 1;
 }
 
+/* Op op's math on ctas persistent CTAs, as a pipeline stage body: the pipeline compiler's own
+ * kernel (Kitsune paper section 5), not ATen's or cuBLAS's - operands padded to aligned tiles,
+ * copies vectorized, rows packed and costed by their FLOPs (op_work.generated). Cached. */
 static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
         ctas = x->hw->sm_count;
-    pipe_rate *r = &x->rate[(size_t)(op - x->rate_first_op) * (size_t)x->hw->sm_count + (size_t)(ctas - 1)];
-    if (!r->done) {
-        cost_result cr;
-        cost_ctx pc = x->c;
-        pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
-        cost_eval(x->hw, &x->sw[op], ctas, &pc, 0, 0, &cr);
-        r->compute_s = cr.compute_s;
-        r->l2_bytes = (double)cr.l2_bytes;
-        r->done = 1;
+    pipe_rate_row *row = &x->rate[op - x->rate_first_op];
+    int S = x->hw->sm_count;
+    if (!row->by_ctas && x->rate_arena &&
+        (row->by_ctas = arena_alloc(x->rate_arena, (size_t)S, sizeof *row->by_ctas))) {
+        for (int c = 0; c < S; c++)
+            row->by_ctas[c].compute_s = NAN;
+        if (x->rate_arena == &x->cache_arena)
+            x->cache_bytes += (size_t)S * sizeof *row->by_ctas;
     }
+    pipe_rate *r = row->by_ctas ? &row->by_ctas[ctas - 1] : &x->rate_spare;
+    if (r != &x->rate_spare && !isnan(r->compute_s))
+        return r;
+    op_work sw = x->w[op];
+    sw.align1 = 0;
+    sw.unaligned = 0;
+    if (sw.kind != OPK_GEMM && sw.kind != OPK_ATTN)
+        sw.generated = 1;
+    cost_result cr;
+    cost_ctx pc = x->c;
+    pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
+    cost_eval(x->hw, &sw, ctas, &pc, 0, 0, &cr);
+    r->compute_s = cr.compute_s;
+    r->l2_bytes = (double)cr.l2_bytes;
     return r;
 }
 
@@ -368,8 +388,8 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         int si = stage_of[i - p->first_op];
         ks_stage *st = &p->stages[si];
         stage_io *io = &d->io[si];
-        io->flops_tensor += (double)x->sw[i].flops_tensor;
-        io->flops_simt += (double)x->sw[i].flops_simt;
+        io->flops_tensor += (double)w[i].flops_tensor;
+        io->flops_simt += (double)w[i].flops_simt;
         if (i == st->op) {
             io->gemm = w[i].kind == OPK_GEMM;
             io->attn = w[i].kind == OPK_ATTN;
@@ -760,6 +780,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                 int *mem = arena_calloc(ca, (size_t)st->nmembers, sizeof(int));
                 double *v = arena_calloc(ca, (size_t)ncand * 5, sizeof(double));
                 int *gr = arena_calloc(ca, (size_t)ncand, sizeof(int));
+                x->cache_bytes += sizeof *c + (size_t)st->nmembers * sizeof(int) +
+                                  (size_t)ncand * (5 * sizeof(double) + sizeof(int));
                 if (c && mem && v && gr) {
                     memcpy(&c->io, &d->io[s], sizeof c->io);
                     c->nmembers = st->nmembers;
@@ -1001,9 +1023,24 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
     return time;
 }
 
+/* The stage cache and the rate rows start over when they hold more than PIPE_CACHE_BYTES (at
+ * the entry of pipe_build and pipe_estimate, where nothing points into them). */
+static void cache_trim(pipe_env *x)
+{
+    if (!x->cache || x->cache_bytes <= PIPE_CACHE_BYTES)
+        return;
+    size_t n = (size_t)x->g->nop + 1;
+    arena_free(&x->cache_arena);
+    memset(x->cache, 0, n * sizeof *x->cache);
+    if (x->rate_arena == &x->cache_arena)
+        memset(x->rate, 0, n * sizeof *x->rate);
+    x->cache_bytes = 0;
+}
+
 int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
                int64_t force_tile_rows, arena *a, ks_pipeline *p)
 {
+    cache_trim(x);
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
@@ -1142,6 +1179,8 @@ static const pipe_at *stage_at_cached(pipe_env *x, const ks_pipeline *p, const d
     pipe_at *n = arena_calloc(ent ? &x->cache_arena : a, 1, sizeof *n);
     if (!n)
         return NULL;
+    if (ent)
+        x->cache_bytes += sizeof *n;
     stage_eval e;
     stage_at(x, p, d, s, c, tm, &e);
     n->c = c;
@@ -1161,6 +1200,7 @@ static const pipe_at *stage_at_cached(pipe_env *x, const ks_pipeline *p, const d
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages)
 {
+    cache_trim(x);
     const hw_gpu *hw = x->hw;
     ks_pipeline p;
     memset(&p, 0, sizeof p);
@@ -1331,27 +1371,15 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->est_cand[1] = S;
     search_candidates(x, S);
     size_t n = (size_t)g->nop;
-    x->rate = arena_calloc(a, n * (size_t)hw->sm_count + 1, sizeof *x->rate);
+    x->rate = arena_calloc(a, n + 1, sizeof *x->rate);
+    x->rate_arena = &x->cache_arena;
     x->smem_cta = arena_calloc(a, n + 1, sizeof(double));
     x->regs_cta = arena_calloc(a, n + 1, sizeof(double));
     x->max_reader = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
     x->must_write = arena_calloc(a, (size_t)g->ntensor + 1, 1);
     x->split_k = arena_calloc(a, n + 1, sizeof(int));
     x->root = graph_storage_map(g, a);
-    x->cache = arena_calloc(&x->cache_arena, n + 1, sizeof *x->cache);
-    /* stage bodies are the pipeline compiler's own kernels (Kitsune paper section 5), not ATen's
-     * or cuBLAS's: operands padded to aligned tiles, copies vectorized, rows packed and costed by
-     * their FLOPs (op_work.generated) */
-    x->sw = arena_calloc(a, n + 1, sizeof *x->sw);
-    if (!x->sw)
-        return -1;
-    for (int i = 0; i < g->nop; i++) {
-        x->sw[i] = w[i];
-        x->sw[i].align1 = 0;
-        x->sw[i].unaligned = 0;
-        if (w[i].kind != OPK_GEMM && w[i].kind != OPK_ATTN)
-            x->sw[i].generated = 1;
-    }
+    x->cache = arena_calloc(a, n + 1, sizeof *x->cache);
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
         !x->split_k || !x->root || !x->cache)
         return -1;

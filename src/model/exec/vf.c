@@ -1096,14 +1096,12 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     int nin_total = 0;
     for (int i = 0; i < g->nop; i++)
         nin_total += g->op[i].nin;
-    /* a group is one item; inductor may add up to three pad kernels before a GEMM */
-    r->items = arena_calloc(a, (size_t)n * (1 + VF_MAX_PADS), sizeof *r->items);
     int *order = arena_calloc(a, (size_t)n, sizeof(int));
     int nt = g->ntensor > 0 ? g->ntensor : 1;
     vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
                     arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int)), 0, 0};
     sched_walk walk;
-    if (!p.grp || !p.ctx || !p.next || !p.gr || dag_init(&p.d, n, nin_total, a) || !r->items || !order || !s.mark ||
+    if (!p.grp || !p.ctx || !p.next || !p.gr || dag_init(&p.d, n, nin_total, a) || !order || !s.mark ||
         !s.bytes || !s.xin || !s.xout || sched_begin(&walk, hw, g, c, a))
         return oom(g, e);
     if (index_tensors(&p, a, e))
@@ -1113,6 +1111,16 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     int live = group_order(&p, order, a, e);
     if (live < 0)
         return -1;
+    /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
+    size_t nitems = (size_t)live + 1;
+    for (int k = 0; k < live && p.policy == VF_INDUCTOR; k++) {
+        const vf_group *G = &p.gr[order[k]];
+        if (G->kind != GK_EXCL && G->nreal == 1 && works[main_op(&p, order[k])].kind == OPK_GEMM)
+            nitems += VF_MAX_PADS;
+    }
+    r->items = arena_calloc(a, nitems, sizeof *r->items);
+    if (!r->items)
+        return oom(g, e);
 
     for (int k = 0; k < live; k++) {
         int id = order[k];
