@@ -93,6 +93,8 @@ static int64_t rows_of(const wl_tensor *t)
 /* Op op's math on ctas persistent CTAs, as a pipeline stage body: the pipeline compiler's own
  * kernel (Kitsune paper section 5), not ATen's or cuBLAS's - operands padded to aligned tiles,
  * copies vectorized, rows packed and costed by their FLOPs (op_work.generated). Cached. */
+static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r);
+
 static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
@@ -109,6 +111,13 @@ static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
     pipe_rate *r = row->by_ctas ? &row->by_ctas[ctas - 1] : &x->rate_spare;
     if (r != &x->rate_spare && !isnan(r->compute_s))
         return r;
+    rate_eval(x, op, ctas, r);
+    return r;
+}
+
+/* rate_at's value, computed and not kept. */
+static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r)
+{
     op_work sw = x->w[op];
     sw.align1 = 0;
     sw.unaligned = 0;
@@ -120,7 +129,6 @@ static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
     cost_eval(x->hw, &sw, ctas, &pc, 0, 0, &cr);
     r->compute_s = cr.compute_s;
     r->l2_bytes = (double)cr.l2_bytes;
-    return r;
 }
 
 static int64_t op_input_miss(const pipe_env *x, int op, int j)
@@ -1300,7 +1308,11 @@ static int lb_init(pipe_env *x, arena *a)
         double v = 0;
         int pool = 2;
         if (w->kind != OPK_FREE) {
-            v = fmin(rate_at(x, i, 1)->compute_s, rate_at(x, i, S)->compute_s * S);
+            /* computed, not kept: rate rows are allocated for the ops the search meets */
+            pipe_rate r1, rs;
+            rate_eval(x, i, 1, &r1);
+            rate_eval(x, i, S < x->hw->sm_count ? S : x->hw->sm_count, &rs);
+            v = fmin(r1.compute_s, rs.compute_s * S);
             if (!(op_info_of(g->op[i].type)->flags & OPF_EPILOGUE) || w->flops_tensor > 0)
                 pool = x->scheduler_shared
                            ? 0
