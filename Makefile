@@ -8,7 +8,19 @@ CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread)
-GLPK_LIBS    = -lglpk
+# GLPK is linked statically when its archive is there (Debian's libglpk-dev ships it): the
+# binary then maps 8 fewer shared libraries at start-up (predict --help: 9.7 -> 6.1 ms of CPU,
+# 122 -> 86 page faults, medians of 30 runs). The archive needs zlib's archive and libltdl
+# (GLPK's gzip and dlopen support, unused here; without libltdl-dev there is no libltdl.so
+# link, so the runtime library is named). Otherwise, or with GLPK_SHARED=1: -lglpk.
+GLPK_STATIC := $(and $(filter-out libglpk.a,$(shell $(CC) -print-file-name=libglpk.a)),\
+                     $(filter-out libz.a,$(shell $(CC) -print-file-name=libz.a)),\
+                     $(filter-out libltdl.so.7,$(shell $(CC) -print-file-name=libltdl.so.7)))
+ifeq ($(GLPK_SHARED)$(if $(GLPK_STATIC),,none),)
+  GLPK_LIBS  = -Wl,-Bstatic -lglpk -lz -Wl,-Bdynamic -l:libltdl.so.7
+else
+  GLPK_LIBS  = -lglpk
+endif
 CFLAGS  += $(STD) $(WARN) $(OPT) $(CJSON_CFLAGS) -MMD -MP
 LDLIBS   = $(GLPK_LIBS) $(CJSON_LIBS) -lm -lpthread
 

@@ -15,6 +15,16 @@ enum { ARENA_BLOCK_BYTES = 256 * 1024 };
 
 void *arena_calloc(arena *a, size_t n, size_t size)
 {
+    void *p = arena_alloc(a, n, size);
+    if (p) {
+        size_t bytes = (n * size + 15u) & ~(size_t)15u; /* no overflow: arena_alloc checked */
+        memset(p, 0, bytes ? bytes : 16);
+    }
+    return p;
+}
+
+void *arena_alloc(arena *a, size_t n, size_t size)
+{
     size_t bytes;
     arena_block *b;
     if (size && n > SIZE_MAX / size)
@@ -40,7 +50,6 @@ void *arena_calloc(arena *a, size_t n, size_t size)
     }
     void *p = b->data + b->used;
     b->used += bytes;
-    memset(p, 0, bytes);
     return p;
 }
 

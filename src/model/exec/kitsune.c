@@ -21,6 +21,7 @@ typedef struct ks_ctx {
     double *bsp_s, *bsp_util;
     int64_t *bsp_bytes;      /* per op: DRAM bytes of its bsp kernel */
     const pipe_env *kept;    /* the environment copied into the arena for re-evaluations */
+    arena scratch;           /* the candidate sets' pipelines are built here, then copied */
 } ks_ctx;
 
 /* A pipeline that would move more DRAM bytes than the same ops bulk-synchronously (weights
@@ -60,7 +61,8 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
 }
 
 /* A lower bound on any pipeline of ops first..last: its tensor (or SIMT) FLOPs on every SM at
- * the achievable rate (the search skips segments that cannot win even so). */
+ * the achievable rate, or pipe_estimate_lb, whichever is larger (the search skips segments that
+ * cannot win even so). */
 static double seg_lb(void *vx, int first, int last, double budget_s)
 {
     (void)budget_s;
@@ -76,7 +78,7 @@ static double seg_lb(void *vx, int first, int last, double budget_s)
         t = ft / (tr * hw->sm_count);
     if (sr > 0 && fs / (sr * hw->sm_count) > t)
         t = fs / (sr * hw->sm_count);
-    return t;
+    return fmax(t, pipe_estimate_lb(&x->env, first, last));
 }
 
 /* bsp pass over the whole graph: per op input the bytes that miss L2, per op time, utilization
@@ -177,9 +179,9 @@ static int pipe_reeval(const void *arg, double clock_MHz, arena *a, cost_result 
     pipe_env x = *r->env;
     x.c.clock_MHz = clock_MHz;
     /* a rate table for this pipeline's ops only */
-    x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) * (size_t)x.hw->sm_count + 1,
-                          sizeof *x.rate);
+    x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) + 1, sizeof *x.rate);
     x.rate_first_op = r->first;
+    x.rate_arena = a;
     ks_pipeline p;
     if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->ctas, r->tile_rows, a, &p) ||
         p.nstages != r->nstages)
@@ -213,6 +215,31 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
     return 0;
 }
 
+/* Move pipeline p's stages, members and queues into a (the rest of p stays where it was built):
+ * what assemble and the estimates read. The per-candidate terms are left out (NULL). 0 or -1. */
+static int copy_pipeline(ks_pipeline *p, arena *a)
+{
+    ks_stage *st = arena_alloc(a, (size_t)p->nstages + 1, sizeof *st);
+    ks_queue *q = arena_alloc(a, (size_t)p->nqueues + 1, sizeof *q);
+    if (!st || !q)
+        return -1;
+    memcpy(st, p->stages, (size_t)p->nstages * sizeof *st);
+    memcpy(q, p->queues, (size_t)p->nqueues * sizeof *q);
+    for (int s = 0; s < p->nstages; s++) {
+        int *m = arena_alloc(a, (size_t)st[s].nmembers + 1, sizeof *m);
+        if (!m)
+            return -1;
+        memcpy(m, st[s].members, (size_t)st[s].nmembers * sizeof *m);
+        st[s].members = m;
+        st[s].cand_period_s = st[s].cand_l2_bytes = st[s].cand_dram_bytes = st[s].cand_fill_s =
+            st[s].cand_queue_bytes = NULL;
+        st[s].cand_groups = NULL;
+    }
+    p->stages = st;
+    p->queues = q;
+    return 0;
+}
+
 /* A set of segments built as pipelines (use_ilp: mapped by the MILP, else the exact search's
  * estimate), keeping those that move no more DRAM bytes than bsp and have two or more stages (a
  * single stage is an epilogue group: a vf kernel, not a pipeline). */
@@ -229,16 +256,28 @@ static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     int kept = 0, nrej = 0;
     for (int s = 0; s < nseg; s++) {
-        arena_pos mark = arena_mark(a);
-        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, a, &pp[kept]))
+        /* an estimate is built in scratch memory and only what assemble reads is kept */
+        arena *ba = use_ilp == PIPE_EXACT ? &x->scratch : a;
+        arena_pos mark = arena_mark(ba);
+        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, ba, &pp[kept]))
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
         if (pp[kept].infeasible) { /* no SM allocation runs it, not even one CTA per stage */
-            rej[nrej++] = (ks_rejected){seg[s].first, seg[s].last, pp[kept].infeasible};
+            const char *why = ba != a ? arena_strdup(a, pp[kept].infeasible) : pp[kept].infeasible;
+            if (!why)
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            rej[nrej++] = (ks_rejected){seg[s].first, seg[s].last, why};
+            if (ba != a)
+                arena_release(ba, mark);
             continue;
         }
         if (worse_than_bsp(x, &pp[kept]) || pp[kept].nstages < 2) {
-            arena_release(a, mark);
+            arena_release(ba, mark);
             continue;
+        }
+        if (ba != a) {
+            if (copy_pipeline(&pp[kept], a))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            arena_release(ba, mark);
         }
         kept++;
     }
@@ -377,7 +416,9 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
     double *s = arena_calloc(a, (size_t)g->nop + 1, sizeof *s);
     if (!s)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    arena_pos mark = arena_mark(a); /* only the times are kept */
     if (vf_run(x->env.hw, g, x->env.w, &x->env.c, &vo, a, &v, &e2)) {
+        arena_release(a, mark);
         *out = x->bsp_s; /* vf unavailable: the rest will run bsp */
         return 0;
     }
@@ -396,6 +437,7 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
             s[i] += it->c.time_s * (sum > 0 ? x->bsp_s[i] / sum : 1.0 / (n ? n : 1));
         }
     }
+    arena_release(a, mark);
     *out = s;
     return 0;
 }
@@ -749,6 +791,7 @@ int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
     memset(&x, 0, sizeof x);
     int rc = run_ctx(&x, hw, g, works, c, o, a, r, e);
     pipe_env_release(&x.env);
+    arena_free(&x.scratch);
     return rc;
 }
 
@@ -835,9 +878,13 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     ks_pipeline *pp;
     int np;
     if (build_set(x, win, nwin, 1, a, &pp, &np, &pfin, e) ||
-        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e) ||
-        assemble(x, pp, np, 1, a, &alt, &palt, e))
+        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e))
         return -1;
+    arena_pos amark = arena_mark(a); /* of the bsp-rest variant only its time is kept */
+    if (assemble(x, pp, np, 1, a, &alt, &palt, e))
+        return -1;
+    double alt_s = alt.time_s;
+    arena_release(a, amark);
     if (pick != 2 && est[2] < fin.time_s) { /* mapped, the pipelines lost to none */
         pick = 2;
         fin = res[2];
@@ -855,7 +902,7 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     pl->search_time_s = best_search;
     pl->patterns_time_s = est[0];
     pl->none_time_s = est[2];
-    pl->rest_bsp_time_s = alt.time_s;
+    pl->rest_bsp_time_s = alt_s;
     pl->none = &res[2];
     pl->none_plan = &plan[2];
     if (o->why) { /* every candidate of the patterns, the search and the longest runs */

@@ -62,6 +62,10 @@ enum { PIPE_MIN_SLICE_COLS = 16 };
 /* Selection estimates refine the tile height only for segments within this factor of the time
  * they must beat (a tile height changes a pipeline's time by tens of percent at most). */
 #define PIPE_SEARCH_SLACK 1.5
+/* Memory the stage cache and the rate rows may take before they start over: a bound on memory
+ * for any graph size (a 100,000-op graph meets about 2.5 GB of distinct stage evaluations);
+ * the DP's window of segments (SEL_MAX_VALID_OPS ops) needs far less. */
+#define PIPE_CACHE_BYTES ((size_t)64 << 20)
 
 const char *ks_split_name(ks_split s)
 {
@@ -86,21 +90,45 @@ static int64_t rows_of(const wl_tensor *t)
     return t->ndim > 0 && t->dim[t->ndim - 1] > 0 ? t->elems / t->dim[t->ndim - 1] : 1;
 }
 
+/* Op op's math on ctas persistent CTAs, as a pipeline stage body: the pipeline compiler's own
+ * kernel (Kitsune paper section 5), not ATen's or cuBLAS's - operands padded to aligned tiles,
+ * copies vectorized, rows packed and costed by their FLOPs (op_work.generated). Cached. */
+static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r);
+
 static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
         ctas = x->hw->sm_count;
-    pipe_rate *r = &x->rate[(size_t)(op - x->rate_first_op) * (size_t)x->hw->sm_count + (size_t)(ctas - 1)];
-    if (!r->done) {
-        cost_result cr;
-        cost_ctx pc = x->c;
-        pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
-        cost_eval(x->hw, &x->sw[op], ctas, &pc, 0, 0, &cr);
-        r->compute_s = cr.compute_s;
-        r->l2_bytes = (double)cr.l2_bytes;
-        r->done = 1;
+    pipe_rate_row *row = &x->rate[op - x->rate_first_op];
+    int S = x->hw->sm_count;
+    if (!row->by_ctas && x->rate_arena &&
+        (row->by_ctas = arena_alloc(x->rate_arena, (size_t)S, sizeof *row->by_ctas))) {
+        for (int c = 0; c < S; c++)
+            row->by_ctas[c].compute_s = NAN;
+        if (x->rate_arena == &x->cache_arena)
+            x->cache_bytes += (size_t)S * sizeof *row->by_ctas;
     }
+    pipe_rate *r = row->by_ctas ? &row->by_ctas[ctas - 1] : &x->rate_spare;
+    if (r != &x->rate_spare && !isnan(r->compute_s))
+        return r;
+    rate_eval(x, op, ctas, r);
     return r;
+}
+
+/* rate_at's value, computed and not kept. */
+static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r)
+{
+    op_work sw = x->w[op];
+    sw.align1 = 0;
+    sw.unaligned = 0;
+    if (sw.kind != OPK_GEMM && sw.kind != OPK_ATTN)
+        sw.generated = 1;
+    cost_result cr;
+    cost_ctx pc = x->c;
+    pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
+    cost_eval(x->hw, &sw, ctas, &pc, 0, 0, &cr);
+    r->compute_s = cr.compute_s;
+    r->l2_bytes = (double)cr.l2_bytes;
 }
 
 static int64_t op_input_miss(const pipe_env *x, int op, int j)
@@ -221,41 +249,75 @@ typedef struct design {
     double *rr_bytes;
 } design;
 
-/* External tensor rt read by a stage: -1 the first time (then recorded with the stage that reads
- * it streamed, -1 for tables and broadcast operands), else the index of its first record. */
-static int first_sight(int *seen, int *seen_stage, int *nseen, int rt, int stage)
+/* The storage tensors one design has met (external inputs counted once, in-pipeline tensors
+ * with their queue): open addressing over twice the segment's inputs, O(1) per lookup. */
+typedef struct tensor_set {
+    unsigned mask;
+    int *key;   /* tensor + 1, 0: empty */
+    int *val;   /* its queue, -1: an external input */
+    int *stage; /* an external input: the stage that first read it streamed, -1: not streamed */
+} tensor_set;
+
+static int tset_init(tensor_set *ts, int n, arena *a)
 {
-    for (int m = 0; m < *nseen; m++)
-        if (seen[m] == rt)
-            return m;
-    seen_stage[*nseen] = stage;
-    seen[(*nseen)++] = rt;
+    unsigned cap = 16;
+    while (cap < 2u * (unsigned)n)
+        cap *= 2;
+    ts->mask = cap - 1;
+    ts->key = arena_calloc(a, cap, sizeof(int));
+    ts->val = arena_alloc(a, cap, sizeof(int)); /* read only where key is set */
+    ts->stage = arena_alloc(a, cap, sizeof(int));
+    return ts->key && ts->val && ts->stage ? 0 : -1;
+}
+
+/* The slot of tensor t: its own, or the empty one it would take. */
+static unsigned tset_slot(const tensor_set *ts, int t)
+{
+    unsigned k = ((unsigned)t * 2654435761u) & ts->mask; /* Knuth's multiplicative hash */
+    while (ts->key[k] && ts->key[k] != t + 1)
+        k = (k + 1) & ts->mask;
+    return k;
+}
+
+/* External tensor rt read by a stage: -1 the first time (then recorded with the stage that reads
+ * it streamed, -1 for tables and broadcast operands), else its slot (ts->stage[slot]: the stage
+ * of its first record). */
+static int first_sight(tensor_set *ts, int rt, int stage)
+{
+    unsigned k = tset_slot(ts, rt);
+    if (ts->key[k])
+        return (int)k;
+    ts->key[k] = rt + 1;
+    ts->val[k] = -1;
+    ts->stage[k] = stage;
     return -1;
 }
 
-/* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). */
+/* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). Memory and time are
+ * linear in the segment's ops and inputs (and in the re-read pairs it records). */
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
     const wl_graph *g = x->g;
     const op_work *w = x->w;
     const hw_gpu *hw = x->hw;
-    int n = p->last_op - p->first_op + 1, nin_total = 0;
+    int n = p->last_op - p->first_op + 1, nin_total = 0, nreal = 0;
     for (int i = p->first_op; i <= p->last_op; i++)
         nin_total += g->op[i].nin;
-    int *stage_of = arena_calloc(a, (size_t)n, sizeof(int));
-    int *seen = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
-    int *seen_stage = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
-    d->rr_first = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
-    d->rr_stage = arena_calloc(a, (size_t)nin_total + 1, sizeof(int));
-    d->rr_bytes = arena_calloc(a, (size_t)nin_total + 1, sizeof(double));
-    if (!seen_stage || !d->rr_first || !d->rr_stage || !d->rr_bytes)
+    /* zeroed as they are used (a segment's design is on the selection's hot path) */
+    int *stage_of = arena_alloc(a, (size_t)n, sizeof(int));
+    tensor_set seen;
+    d->rr_first = arena_alloc(a, (size_t)nin_total + 1, sizeof(int));
+    d->rr_stage = arena_alloc(a, (size_t)nin_total + 1, sizeof(int));
+    d->rr_bytes = arena_alloc(a, (size_t)nin_total + 1, sizeof(double));
+    if (!d->rr_first || !d->rr_stage || !d->rr_bytes)
         return -1;
-    p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
-    p->queues = arena_calloc(a, (size_t)nin_total + 1, sizeof *p->queues);
-    d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
-    if (!stage_of || !seen || !p->stages || !p->queues || !d->io)
+    p->stages = arena_alloc(a, (size_t)n, sizeof *p->stages);
+    p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
+    d->io = arena_alloc(a, (size_t)n, sizeof *d->io);
+    if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io)
         return -1;
     p->stream_rows = stream_rows(x, p->first_op, p->last_op);
+    /* the stages and their member counts, then the members from one pool, in op order */
     if (x->force_stage_of) { /* an imposed design: its members; the stage's op is its first
                                 tensor-core op (the GEMM it is built around), else its first */
         for (int i = p->first_op; i <= p->last_op; i++) {
@@ -269,22 +331,22 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             p->flops = kt_count_add(p->flops, kt_count_add(w[i].flops_tensor, w[i].flops_simt));
             if (s >= n)
                 return -1;
-            if (s >= p->nstages)
-                p->nstages = s + 1;
-            ks_stage *st = &p->stages[s];
-            if (!st->members) {
-                st->members = arena_calloc(a, (size_t)n, sizeof(int));
-                if (!st->members)
-                    return -1;
-                st->op = i;
+            nreal++;
+            for (; p->nstages <= s; p->nstages++) {
+                memset(&p->stages[p->nstages], 0, sizeof *p->stages);
+                memset(&d->io[p->nstages], 0, sizeof *d->io);
+                p->stages[p->nstages].op = -1;
             }
-            st->members[st->nmembers++] = i;
+            ks_stage *st = &p->stages[s];
+            if (st->op < 0)
+                st->op = i;
+            st->nmembers++;
             if (w[i].flops_tensor > 0 && w[st->op].flops_tensor <= 0)
                 st->op = i;
         }
         for (int s = 0; s < p->nstages; s++) {
             ks_stage *st = &p->stages[s];
-            if (!st->members)
+            if (!st->nmembers)
                 return -1; /* a stage without ops: the caller numbers stages 0..S-1 */
             st->tensor = (w[st->op].flops_tensor > 0 &&
                           roof_tensor_rate(hw, w[st->op].cdt, x->c.clock_MHz) > 0) ||
@@ -295,28 +357,38 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         stage_of[i - p->first_op] = -1;
         if (w[i].kind == OPK_FREE)
             continue;
+        nreal++;
         p->flops = kt_count_add(p->flops, kt_count_add(w[i].flops_tensor, w[i].flops_simt));
         int s = epilogue_stage(x, p, stage_of, i);
         if (s >= 0) {
-            ks_stage *st = &p->stages[s];
-            st->members[st->nmembers++] = i;
+            p->stages[s].nmembers++;
             stage_of[i - p->first_op] = s;
             continue;
         }
         s = p->nstages++;
         ks_stage *st = &p->stages[s];
-        st->members = arena_calloc(a, (size_t)(p->last_op - i + 1), sizeof(int));
-        if (!st->members)
-            return -1;
+        memset(st, 0, sizeof *st);
+        memset(&d->io[s], 0, sizeof d->io[s]);
         st->op = i;
         st->nmembers = 1;
-        st->members[0] = i;
         st->tensor = (w[i].flops_tensor > 0 && roof_tensor_rate(hw, w[i].cdt, x->c.clock_MHz) > 0) ||
                      w[i].kind == OPK_ATTN;
         stage_of[i - p->first_op] = s;
     }
+    int *pool = arena_calloc(a, (size_t)nreal + 1, sizeof(int));
+    if (!pool)
+        return -1;
+    for (int s = 0; s < p->nstages; s++) {
+        p->stages[s].members = pool;
+        pool += p->stages[s].nmembers;
+        p->stages[s].nmembers = 0;
+    }
+    for (int i = p->first_op; i <= p->last_op; i++)
+        if (stage_of[i - p->first_op] >= 0) {
+            ks_stage *st = &p->stages[stage_of[i - p->first_op]];
+            st->members[st->nmembers++] = i;
+        }
     int64_t M = p->stream_rows;
-    int nseen = 0;
     for (int i = p->first_op; i <= p->last_op; i++) {
         if (w[i].kind == OPK_FREE)
             continue;
@@ -324,15 +396,13 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         int si = stage_of[i - p->first_op];
         ks_stage *st = &p->stages[si];
         stage_io *io = &d->io[si];
-        io->flops_tensor += (double)x->sw[i].flops_tensor;
-        io->flops_simt += (double)x->sw[i].flops_simt;
+        io->flops_tensor += (double)w[i].flops_tensor;
+        io->flops_simt += (double)w[i].flops_simt;
         if (i == st->op) {
             io->gemm = w[i].kind == OPK_GEMM;
             io->attn = w[i].kind == OPK_ATTN;
             io->out_cols = w[i].n;
-            cost_tiling t;
-            cost_tile(hw, &w[i], hw->sm_count, &t);
-            io->smem_stage = t.smem_per_cta_bytes;
+            io->smem_stage = x->smem_cta[i]; /* cost_tile's operand staging */
         }
         for (int j = 0; j < o->nin; j++) {
             int rt = x->root[o->in[j]];
@@ -350,7 +420,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->gather_bytes += (double)w[i].out_bytes;
                 if (inside) {
                     p->barriers++;
-                } else if (first_sight(seen, seen_stage, &nseen, rt, -1) < 0) {
+                } else if (first_sight(&seen, rt, -1) < 0) {
                     io->gather_dram += (double)op_input_miss(x, i, j);
                     io->gather_table_bytes += (double)t->bytes;
                 }
@@ -365,7 +435,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->bcast_bytes += b;
                 if (inside) {
                     p->barriers++;
-                } else if (first_sight(seen, seen_stage, &nseen, rt, -1) < 0) {
+                } else if (first_sight(&seen, rt, -1) < 0) {
                     io->bcast_dram += (double)op_input_miss(x, i, j);
                     if (t->kind == TK_WEIGHT)
                         p->weight_bytes = kt_count_add(p->weight_bytes, t->bytes);
@@ -378,13 +448,14 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->stream_bytes += b;
             if (inside) {
                 int sp = stage_of[pr - p->first_op];
-                int q = -1;
-                for (int m = 0; m < p->nqueues; m++)
-                    if (p->queues[m].tensor == rt)
-                        q = m;
+                unsigned k = tset_slot(&seen, rt);
+                int q = seen.key[k] ? seen.val[k] : -1;
                 if (q < 0) {
                     q = p->nqueues++;
+                    seen.key[k] = rt + 1;
+                    seen.val[k] = q;
                     ks_queue *u = &p->queues[q];
+                    memset(u, 0, sizeof *u);
                     u->tensor = rt;
                     u->producer_stage = sp;
                     u->depth = Q_DEPTH_DEFAULT;
@@ -394,16 +465,16 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 io->in_transfers++;
                 d->io[sp].out_transfers++;
             } else {
-                int dup = first_sight(seen, seen_stage, &nseen, rt, si);
+                int dup = first_sight(&seen, rt, si);
                 if (dup < 0) {
                     d->ext_read += (double)op_input_miss(x, i, j);
-                } else if (seen_stage[dup] >= 0 && seen_stage[dup] != si) {
+                } else if (seen.stage[dup] >= 0 && seen.stage[dup] != si) {
                     int known = 0;
                     for (int r = 0; r < d->nreread; r++)
-                        known |= d->rr_first[r] == seen_stage[dup] && d->rr_stage[r] == si &&
+                        known |= d->rr_first[r] == seen.stage[dup] && d->rr_stage[r] == si &&
                                  d->rr_bytes[r] == (double)op_input_miss(x, i, j);
                     if (!known) {
-                        d->rr_first[d->nreread] = seen_stage[dup];
+                        d->rr_first[d->nreread] = seen.stage[dup];
                         d->rr_stage[d->nreread] = si;
                         d->rr_bytes[d->nreread++] = (double)op_input_miss(x, i, j);
                     }
@@ -631,7 +702,15 @@ typedef struct pipe_cache_entry {
     int ncand;
     double *vals; /* period, l2, dram, fill, queue bytes: 5 x ncand */
     int *groups;
+    struct pipe_at *at; /* the estimate's evaluations at other CTA counts (stage_at_cached) */
 } pipe_cache_entry;
+
+/* One stage_at result the selection's estimate needs, at c CTAs. */
+typedef struct pipe_at {
+    struct pipe_at *next;
+    int c;
+    double period_s, l2_tile, dram_tile, dram_once, fill_s, queue_bytes;
+} pipe_at;
 
 static pipe_cache_entry *cache_find(const pipe_env *x, const ks_stage *st, const stage_io *io,
                                     int64_t M, int64_t tm, const int *cand, int ncand)
@@ -653,6 +732,7 @@ typedef struct tile_plan {
     int64_t tm;
     double N;
     ilp_stage *ist;
+    pipe_cache_entry **ent; /* per stage: its cache entry (NULL: none) */
     ilp_problem ip;
 } tile_plan;
 
@@ -664,18 +744,21 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
     int ns = p->nstages;
     tp->tm = tm;
     tp->N = (double)cdiv64(p->stream_rows, tm);
-    tp->ist = arena_calloc(a, (size_t)ns + 1, sizeof *tp->ist);
-    if (!tp->ist)
+    /* every field below is written (no zeroing on the selection's hot path) */
+    tp->ist = arena_alloc(a, (size_t)ns + 1, sizeof *tp->ist);
+    tp->ent = arena_alloc(a, (size_t)ns + 1, sizeof *tp->ent);
+    if (!tp->ist || !tp->ent)
         return -1;
     for (int s = 0; s < ns; s++) {
         ks_stage *st = &p->stages[s];
         /* an imposed allocation: each stage's one CTA count */
         const int *cand = force ? &force[s] : cand0;
         int ncand = force ? 1 : ncand0;
-        double *buf = arena_calloc(a, (size_t)ncand * 5, sizeof(double));
-        int *grp = arena_calloc(a, (size_t)ncand, sizeof(int));
+        double *buf = arena_alloc(a, (size_t)ncand * 5, sizeof(double));
+        int *grp = arena_alloc(a, (size_t)ncand, sizeof(int));
         if (!buf || !grp)
             return -1;
+        tp->ent[s] = NULL;
         ilp_stage *is = &tp->ist[s];
         is->tensor = st->tensor;
         is->ncand = ncand;
@@ -687,6 +770,7 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         if (hit) {
             memcpy(buf, hit->vals, (size_t)ncand * 5 * sizeof(double));
             memcpy(grp, hit->groups, (size_t)ncand * sizeof(int));
+            tp->ent[s] = hit;
         } else {
             for (int k = 0; k < ncand; k++) {
                 stage_eval e;
@@ -704,6 +788,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                 int *mem = arena_calloc(ca, (size_t)st->nmembers, sizeof(int));
                 double *v = arena_calloc(ca, (size_t)ncand * 5, sizeof(double));
                 int *gr = arena_calloc(ca, (size_t)ncand, sizeof(int));
+                x->cache_bytes += sizeof *c + (size_t)st->nmembers * sizeof(int) +
+                                  (size_t)ncand * (5 * sizeof(double) + sizeof(int));
                 if (c && mem && v && gr) {
                     memcpy(&c->io, &d->io[s], sizeof c->io);
                     c->nmembers = st->nmembers;
@@ -720,6 +806,7 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                     c->groups = gr;
                     c->next = x->cache[st->op];
                     x->cache[st->op] = c;
+                    tp->ent[s] = c;
                 }
             }
         }
@@ -955,9 +1042,24 @@ static int mark_infeasible(ks_pipeline *p, const ilp_problem *ip, const int *cho
     return p->infeasible ? 0 : -1;
 }
 
+/* The stage cache and the rate rows start over when they hold more than PIPE_CACHE_BYTES (at
+ * the entry of pipe_build and pipe_estimate, where nothing points into them). */
+static void cache_trim(pipe_env *x)
+{
+    if (!x->cache || x->cache_bytes <= PIPE_CACHE_BYTES)
+        return;
+    size_t n = (size_t)x->g->nop + 1;
+    arena_free(&x->cache_arena);
+    memset(x->cache, 0, n * sizeof *x->cache);
+    if (x->rate_arena == &x->cache_arena)
+        memset(x->rate, 0, n * sizeof *x->rate);
+    x->cache_bytes = 0;
+}
+
 int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
                int64_t force_tile_rows, arena *a, ks_pipeline *p)
 {
+    cache_trim(x);
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
@@ -1090,9 +1192,40 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
     return 0;
 }
 
+/* stage_at of stage s at c CTAs, kept in its cache entry ent (the estimate meets the same
+ * stage at the same count in many segments); without an entry, computed into scratch from a.
+ * NULL when memory runs out. */
+static const pipe_at *stage_at_cached(pipe_env *x, const ks_pipeline *p, const design *d, int s,
+                                      int c, int64_t tm, pipe_cache_entry *ent, arena *a)
+{
+    for (const pipe_at *n = ent ? ent->at : NULL; n; n = n->next)
+        if (n->c == c)
+            return n;
+    pipe_at *n = arena_calloc(ent ? &x->cache_arena : a, 1, sizeof *n);
+    if (!n)
+        return NULL;
+    if (ent)
+        x->cache_bytes += sizeof *n;
+    stage_eval e;
+    stage_at(x, p, d, s, c, tm, &e);
+    n->c = c;
+    n->period_s = e.period_s;
+    n->l2_tile = e.l2_tile;
+    n->dram_tile = e.dram_tile;
+    n->dram_once = e.dram_once;
+    n->fill_s = e.fill_s;
+    n->queue_bytes = e.queue_bytes;
+    if (ent) {
+        n->next = ent->at;
+        ent->at = n;
+    }
+    return n;
+}
+
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages)
 {
+    cache_trim(x);
     const hw_gpu *hw = x->hw;
     ks_pipeline p;
     memset(&p, 0, sizeof p);
@@ -1136,15 +1269,16 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
         double pool = work[x->scheduler_shared ? 0 : p.stages[s].tensor];
         int c = pool > 0 ? (int)lround(S * wk[s] / pool) : 1;
         c = c < 1 ? 1 : c > S ? S : c;
-        stage_eval e;
-        stage_at(x, &p, &d, s, c, tm, &e);
-        if (e.period_s > floor_s)
-            floor_s = e.period_s;
-        l2 += e.l2_tile;
-        dram += e.dram_tile;
-        dram_once += e.dram_once;
-        fill += e.fill_s;
-        storage += e.queue_bytes;
+        const pipe_at *e = stage_at_cached(x, &p, &d, s, c, tm, ends.ent[s], a);
+        if (!e)
+            return -1;
+        if (e->period_s > floor_s)
+            floor_s = e->period_s;
+        l2 += e->l2_tile;
+        dram += e->dram_tile;
+        dram_once += e->dram_once;
+        fill += e->fill_s;
+        storage += e->queue_bytes;
     }
     double inflight = roof_inflight_full(hw);
     double P = fmax(floor_s, fmax(work[0], work[1]) / S);
@@ -1157,6 +1291,63 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
               (double)(p.barriers + 1) * (N - 1) * P;
     *dram_bytes = kt_count_of(dram * N + dram_once + d.reduce_write);
+    return 0;
+}
+
+/* Relative and absolute (of the whole graph's sum) slack of pipe_estimate_lb against rounding:
+ * its sums run in another order than pipe_estimate's (about 1e-16 relative per term). */
+#define PIPE_LB_REL_SLACK 1e-9
+#define PIPE_LB_ABS_SLACK 1e-9
+
+double pipe_estimate_lb(const pipe_env *x, int first, int last)
+{
+    const hw_gpu *hw = x->hw;
+    int n = x->g->nop;
+    int S = x->est_cand[1]; /* pipe_estimate's pool */
+    double N = (double)cdiv64(stream_rows(x, first, last), Q_TILE_ROWS);
+    double w[3];
+    for (int k = 0; k < 3; k++) {
+        const double *pre = x->lb_work + (size_t)k * ((size_t)n + 1);
+        w[k] = (pre[last + 1] - pre[first]) * (1 - PIPE_LB_REL_SLACK) - PIPE_LB_ABS_SLACK * pre[n];
+        w[k] = w[k] > 0 ? w[k] : 0;
+    }
+    double busy = x->scheduler_shared ? w[0] + w[1] + w[2]
+                                      : fmax(fmax(w[0], w[1]), 0.5 * (w[0] + w[1] + w[2]));
+    double t = (N - 1) / N * busy / S * (1 - PIPE_LB_REL_SLACK);
+    return cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + (t > 0 ? t : 0);
+}
+
+/* Per op, the least CTA-seconds of its math per stream (one CTA, or all SMs x #SMs), by the
+ * pool its stage draws from (its own, or either for a possible epilogue member): the prefix
+ * sums of pipe_estimate_lb. 0 or -1. */
+static int lb_init(pipe_env *x, arena *a)
+{
+    const wl_graph *g = x->g;
+    size_t n1 = (size_t)g->nop + 1;
+    int S = x->est_cand[1];
+    x->lb_work = arena_calloc(a, 3 * n1, sizeof(double));
+    if (!x->lb_work)
+        return -1;
+    for (int i = 0; i < g->nop; i++) {
+        const op_work *w = &x->w[i];
+        double v = 0;
+        int pool = 2;
+        if (w->kind != OPK_FREE) {
+            /* computed, not kept: rate rows are allocated for the ops the search meets */
+            pipe_rate r1, rs;
+            rate_eval(x, i, 1, &r1);
+            rate_eval(x, i, S < x->hw->sm_count ? S : x->hw->sm_count, &rs);
+            v = fmin(r1.compute_s, rs.compute_s * S);
+            if (!(op_info_of(g->op[i].type)->flags & OPF_EPILOGUE) || w->flops_tensor > 0)
+                pool = x->scheduler_shared
+                           ? 0
+                           : (w->flops_tensor > 0 && roof_tensor_rate(x->hw, w->cdt, x->c.clock_MHz) > 0) ||
+                                 w->kind == OPK_ATTN;
+        }
+        for (int k = 0; k < 3; k++)
+            x->lb_work[(size_t)k * n1 + (size_t)i + 1] =
+                x->lb_work[(size_t)k * n1 + (size_t)i] + (k == pool ? v : 0);
+    }
     return 0;
 }
 
@@ -1217,27 +1408,15 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->est_cand[1] = S;
     search_candidates(x, S);
     size_t n = (size_t)g->nop;
-    x->rate = arena_calloc(a, n * (size_t)hw->sm_count + 1, sizeof *x->rate);
+    x->rate = arena_calloc(a, n + 1, sizeof *x->rate);
+    x->rate_arena = &x->cache_arena;
     x->smem_cta = arena_calloc(a, n + 1, sizeof(double));
     x->regs_cta = arena_calloc(a, n + 1, sizeof(double));
     x->max_reader = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));
     x->must_write = arena_calloc(a, (size_t)g->ntensor + 1, 1);
     x->split_k = arena_calloc(a, n + 1, sizeof(int));
     x->root = graph_storage_map(g, a);
-    x->cache = arena_calloc(&x->cache_arena, n + 1, sizeof *x->cache);
-    /* stage bodies are the pipeline compiler's own kernels (Kitsune paper section 5), not ATen's
-     * or cuBLAS's: operands padded to aligned tiles, copies vectorized, rows packed and costed by
-     * their FLOPs (op_work.generated) */
-    x->sw = arena_calloc(a, n + 1, sizeof *x->sw);
-    if (!x->sw)
-        return -1;
-    for (int i = 0; i < g->nop; i++) {
-        x->sw[i] = w[i];
-        x->sw[i].align1 = 0;
-        x->sw[i].unaligned = 0;
-        if (w[i].kind != OPK_GEMM && w[i].kind != OPK_ATTN)
-            x->sw[i].generated = 1;
-    }
+    x->cache = arena_calloc(a, n + 1, sizeof *x->cache);
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
         !x->split_k || !x->root || !x->cache)
         return -1;
@@ -1266,6 +1445,8 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
                 x->max_reader[rt] = i;
         }
     }
+    if (lb_init(x, a))
+        return -1;
     /* readers of every storage tensor, ascending (an op reading it twice listed twice) */
     x->rd_start = arena_calloc(a, (size_t)g->ntensor + 2, sizeof(int));
     if (!x->rd_start)

@@ -109,8 +109,12 @@ enum { PIPE_TILE_ROWS_MIN = 64, PIPE_TILE_ROWS_MAX = 256 };
 typedef struct pipe_rate {
     double compute_s;        /* math of the whole op on c SMs */
     double l2_bytes;         /* the op's own L2 traffic as a standalone kernel (attention) */
-    int done;
 } pipe_rate;
+/** One op's rates by CTA count 1..#SMs, allocated when the op is first met (NULL before;
+ *  compute_s NaN: not computed yet). */
+typedef struct pipe_rate_row {
+    pipe_rate *by_ctas;
+} pipe_rate_row;
 
 /** What designing the pipelines of one graph needs: the GPU, the ops, the candidate CTA counts,
  *  per-op resources and, when known, which external input bytes miss L2 in the run. */
@@ -118,7 +122,6 @@ typedef struct pipe_env {
     const hw_gpu *hw;
     const wl_graph *g;
     const op_work *w;
-    op_work *sw;             /* per op: its work as a pipeline stage body (no library quirks) */
     cost_ctx c;
     int scheduler_shared;    /* one SM pool for SIMT and Tensor stages (ablation) */
     double ilp_time_limit_s;
@@ -127,8 +130,10 @@ typedef struct pipe_env {
     int est_cand[2];         /* {1, #SMs}: the fluid estimate's two ends */
     double search_budget_s;  /* estimates: other tile heights are tried only when the default
                                 one is within PIPE_SEARCH_SLACK of this (0: always) */
-    pipe_rate *rate;         /* [op - rate_first_op][#SMs] by CTA count */
+    pipe_rate_row *rate;     /* [op - rate_first_op]: its rates by CTA count */
     int rate_first_op;       /* first op the rate table covers (0: the whole graph) */
+    arena *rate_arena;       /* where the rate rows are allocated (the run's: cache_arena) */
+    pipe_rate rate_spare;    /* a rate computed when memory ran out (not kept) */
     double *smem_cta, *regs_cta;
     int *split_k;            /* per op: split-K of its bsp kernel */
     int64_t **miss;          /* per op, per input: bytes missing L2 in the run (NULL: all) */
@@ -143,9 +148,13 @@ typedef struct pipe_env {
      * all stages) and how many share an SM at the allocation evaluated (>= 1) */
     int body_ctas_per_sm;
     double body_sharing;
+    double *lb_work;         /* [3][nop + 1]: prefix sums of each op's least CTA-seconds per
+                                stream (pipe_estimate_lb), by pool: SIMT, Tensor, either */
     /* stage evaluations the selection search reuses across segments (per op; NULL: no cache) */
     struct pipe_cache_entry **cache;
-    arena cache_arena;       /* owns the cache: pipe_env_release frees it */
+    arena cache_arena;       /* owns the cache and the rate rows: pipe_env_release frees it */
+    size_t cache_bytes;      /* allocated in cache_arena; beyond PIPE_CACHE_BYTES both start
+                                over (recomputed when needed: the same values) */
 } pipe_env;
 
 /** Prepare designing pipelines over g (allocated in a, the stage cache in its own arena).
@@ -172,6 +181,13 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
  *  allocated in a). */
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages);
+/** A lower bound on pipe_estimate's time of ops first..last in O(1): launch, DRAM latency and
+ *  N - 1 periods of at least the busier pool's work over the estimate's pool of CTAs (#SMs, or
+ *  ctas_per_sm x #SMs with a stage_body), where each op adds the least of its math at one CTA and
+ *  at the whole pool times its size (a stage's period is at least its members' math; epilogue
+ *  members may join either pool). The selection's branch and bound uses it: a
+ *  segment it rules out could not have won, so the choice is the same. */
+double pipe_estimate_lb(const pipe_env *x, int first, int last);
 /** "row", "column", "row x column", "reduction". */
 const char *ks_split_name(ks_split s);
 /** "compute", "l2 port", "queue sync", "stage body". */

@@ -71,6 +71,27 @@ typedef struct vf_group {
     char rules[RULES_CHARS]; /* thresholds of the rules that fused it */
 } vf_group;
 
+/* The group graph (an edge h -> x when a member of x reads a tensor a member of h writes), for
+ * the convexity queries of the planner: "does x depend on h?". A transitive closure (a bitset
+ * per group) answers in O(1) but costs O(groups^2) memory and O(groups) per edge; here each
+ * group keeps its predecessor and successor edges, and a topological order of the groups is
+ * maintained as edges arrive (an edge against the order re-sorts only the groups between its
+ * ends). A query searches backwards from x over groups after h in that order only, so it costs
+ * what lies between the two groups, O(1) for the local edges of real graphs; memory is linear.
+ * Merged groups (inductor) splice their edge lists into the surviving group and point to it. */
+typedef struct vf_dag {
+    int *ord;            /* per group: its position in the topological order */
+    int *at;             /* per position: the group there, -1 for a merged one */
+    int *alias;          /* per group: itself, or the group it was merged into */
+    int *phead, *ptail, *shead, *stail; /* per group: predecessor / successor edge lists */
+    int *enext, *eto;    /* per edge entry: next entry of its list, the group at the other end */
+    int nent, cap;
+    int *seen;           /* per group: the stamp of the last search that visited it */
+    int stamp;
+    int *stack, *cnt, *win, *pos; /* scratch of searches and re-sorts */
+    int npos;            /* positions handed out */
+} vf_dag;
+
 typedef struct vf_plan {
     const hw_gpu *hw;
     const wl_graph *g;
@@ -81,8 +102,8 @@ typedef struct vf_plan {
     int *rd_start, *rd_op;  /* per root tensor: the non-view ops reading it (CSR) */
     unsigned char *pinned;  /* per root: a graph output or saved activation aliases it */
     vf_group *gr;
-    int ng, words;
-    unsigned long long *dep; /* per group: bitset of the groups it depends on (transitive) */
+    int ng;
+    vf_dag d;
 } vf_plan;
 
 static int oom(const wl_graph *g, kt_err *e)
@@ -95,25 +116,156 @@ static int is_free(const vf_plan *p, int i)
     return p->w[i].kind == OPK_FREE;
 }
 
-static int dep_has(const vf_plan *p, int x, int y)
+/* Room for n groups and `edges` edges (each op input adds at most one). 0 or -1. */
+static int dag_init(vf_dag *d, int n, int edges, arena *a)
 {
-    return (int)((p->dep[(size_t)x * (size_t)p->words + (size_t)(y / 64)] >> (y % 64)) & 1ULL);
+    size_t N = (size_t)n + 1, E = (size_t)edges + 1;
+    memset(d, 0, sizeof *d);
+    int **v[] = {&d->ord, &d->at, &d->alias, &d->phead, &d->ptail, &d->shead, &d->stail,
+                 &d->seen, &d->stack, &d->cnt, &d->win, &d->pos};
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+        if (!(*v[k] = arena_calloc(a, N, sizeof(int))))
+            return -1;
+    d->enext = arena_calloc(a, 2 * E, sizeof(int));
+    d->eto = arena_calloc(a, 2 * E, sizeof(int));
+    d->cap = (int)(2 * E);
+    return d->enext && d->eto ? 0 : -1;
 }
 
-/* Edge h -> x in the group graph: x and everything that depends on x now depend on h and on
- * what h depends on. */
-static void dep_add(vf_plan *p, int h, int x)
+/* A new group: last in the order, no edges. */
+static void dag_add(vf_dag *d, int id)
 {
-    size_t W = (size_t)p->words;
-    const unsigned long long *dh = &p->dep[(size_t)h * W];
-    for (int y = 0; y < p->ng; y++) {
-        if (y != x && !dep_has(p, y, x))
-            continue;
-        unsigned long long *dy = &p->dep[(size_t)y * W];
-        for (size_t k = 0; k < W; k++)
-            dy[k] |= dh[k];
-        dy[h / 64] |= 1ULL << (h % 64);
+    d->ord[id] = d->npos;
+    d->at[d->npos++] = id;
+    d->alias[id] = id;
+    d->phead[id] = d->ptail[id] = d->shead[id] = d->stail[id] = -1;
+    d->seen[id] = 0;
+}
+
+static int dag_find(vf_dag *d, int x)
+{
+    while (d->alias[x] != x)
+        x = d->alias[x] = d->alias[d->alias[x]];
+    return x;
+}
+
+static void list_push(vf_dag *d, int *head, int *tail, int to)
+{
+    int k = d->nent++;
+    d->eto[k] = to;
+    d->enext[k] = -1;
+    if (*tail >= 0)
+        d->enext[*tail] = k;
+    else
+        *head = k;
+    *tail = k;
+}
+
+/* Re-sort the groups at positions lo..hi topologically (by their edges among themselves) into
+ * the same positions; every edge with an end outside already agrees with the order (see
+ * dag_edge and dag_merge). */
+static void dag_resort(vf_dag *d, int lo, int hi)
+{
+    int n = 0, s = ++d->stamp;
+    for (int q = lo; q <= hi; q++)
+        if (d->at[q] >= 0) {
+            d->seen[d->at[q]] = s;
+            d->pos[n] = q;
+            d->win[n++] = d->at[q];
+        }
+    int nq = 0;
+    for (int k = 0; k < n; k++) {
+        int v = d->win[k], c = 0;
+        for (int e = d->phead[v]; e >= 0; e = d->enext[e]) {
+            int u = dag_find(d, d->eto[e]);
+            c += u != v && d->seen[u] == s;
+        }
+        d->cnt[v] = c;
+        if (!c)
+            d->stack[nq++] = v;
     }
+    for (int k = 0; k < nq; k++) { /* Kahn's algorithm, the stack as its queue */
+        int v = d->stack[k];
+        for (int e = d->shead[v]; e >= 0; e = d->enext[e]) {
+            int w = dag_find(d, d->eto[e]);
+            if (w != v && d->seen[w] == s && --d->cnt[w] == 0)
+                d->stack[nq++] = w;
+        }
+    }
+    for (int k = 0; k < nq; k++) {
+        d->ord[d->stack[k]] = d->pos[k];
+        d->at[d->pos[k]] = d->stack[k];
+    }
+}
+
+/* Edge h -> x. */
+static void dag_edge(vf_dag *d, int h, int x)
+{
+    h = dag_find(d, h);
+    x = dag_find(d, x);
+    if (h == x || (d->ptail[x] >= 0 && dag_find(d, d->eto[d->ptail[x]]) == h))
+        return; /* a repeat of the last edge into x */
+    list_push(d, &d->phead[x], &d->ptail[x], h);
+    list_push(d, &d->shead[h], &d->stail[h], x);
+    if (d->ord[h] > d->ord[x])
+        dag_resort(d, d->ord[x], d->ord[h]);
+}
+
+/* 1 when x depends on h: a path h -> ... -> x. Groups before h in the order cannot lie on it. */
+static int dag_reach(vf_dag *d, int h, int x)
+{
+    h = dag_find(d, h);
+    x = dag_find(d, x);
+    if (h == x || d->ord[h] > d->ord[x])
+        return 0;
+    int s = ++d->stamp, n = 0;
+    d->seen[x] = s;
+    d->stack[n++] = x;
+    while (n) {
+        int v = d->stack[--n];
+        for (int e = d->phead[v]; e >= 0; e = d->enext[e]) {
+            int u = dag_find(d, d->eto[e]);
+            if (u == h)
+                return 1;
+            if (d->seen[u] != s && d->ord[u] > d->ord[h]) {
+                d->seen[u] = s;
+                d->stack[n++] = u;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Group `from` merges into `into` (no path between them either way): `into` takes its edges.
+ * Only edges of `from` can disagree with the order, and both their ends lie between the two
+ * groups' positions: re-sort those. */
+static void dag_merge(vf_dag *d, int into, int from)
+{
+    into = dag_find(d, into);
+    from = dag_find(d, from);
+    int lo = d->ord[into] < d->ord[from] ? d->ord[into] : d->ord[from];
+    int hi = d->ord[into] < d->ord[from] ? d->ord[from] : d->ord[into];
+    int bad = 0;
+    for (int e = d->phead[from]; e >= 0 && !bad; e = d->enext[e])
+        bad = d->ord[dag_find(d, d->eto[e])] > d->ord[into];
+    for (int e = d->shead[from]; e >= 0 && !bad; e = d->enext[e])
+        bad = d->ord[dag_find(d, d->eto[e])] < d->ord[into];
+    int *lists[2][2] = {{&d->phead[into], &d->ptail[into]}, {&d->shead[into], &d->stail[into]}};
+    int from_l[2][2] = {{d->phead[from], d->ptail[from]}, {d->shead[from], d->stail[from]}};
+    for (int k = 0; k < 2; k++) {
+        if (from_l[k][0] < 0)
+            continue;
+        if (*lists[k][1] >= 0)
+            d->enext[*lists[k][1]] = from_l[k][0];
+        else
+            *lists[k][0] = from_l[k][0];
+        *lists[k][1] = from_l[k][1];
+    }
+    d->phead[from] = d->ptail[from] = d->shead[from] = d->stail[from] = -1;
+    d->at[d->ord[from]] = -1;
+    d->alias[from] = into;
+    if (bad)
+        dag_resort(d, lo, hi);
 }
 
 static void fmt_bytes(char *b, size_t n, double bytes)
@@ -152,6 +304,7 @@ static int new_group(vf_plan *p, int i, gkind k, const char *closed)
     G->closed = closed;
     p->grp[i] = id;
     p->next[i] = -1;
+    dag_add(&p->d, id);
     return id;
 }
 
@@ -205,10 +358,7 @@ static void merge_group(vf_plan *p, int into, int from)
     A->nmem += B->nmem;
     A->nreal += B->nreal;
     append_rule(A, B->rules);
-    dep_add(p, from, into);
-    for (int g = 0; g < p->ng; g++)
-        if (g != into && g != from && dep_has(p, g, from))
-            dep_add(p, into, g);
+    dag_merge(&p->d, into, from);
     B->kind = GK_DEAD;
     B->nmem = B->nreal = 0;
     B->first = B->last = -1;
@@ -512,7 +662,7 @@ static void place(vf_plan *p, int i)
             int cyc = -1;
             for (int j = 0; j < o->nin && cyc < 0; j++) {
                 int q = g->t[o->in[j]].producer;
-                if (q >= 0 && p->grp[q] != id && dep_has(p, p->grp[q], id))
+                if (q >= 0 && p->grp[q] != id && dag_reach(&p->d, id, p->grp[q]))
                     cyc = q;
             }
             if (cyc >= 0) {
@@ -532,8 +682,8 @@ static void place(vf_plan *p, int i)
             for (int k = 0; k < nc; k++) {
                 int id = cand[k], prod = g->t[edge[k]].producer, cx = -1;
                 if (id == joined || p->gr[id].kind != GK_STITCH ||
-                    p->gr[id].phase != p->gr[joined].phase || dep_has(p, id, joined) ||
-                    dep_has(p, joined, id) ||
+                    p->gr[id].phase != p->gr[joined].phase || dag_reach(&p->d, joined, id) ||
+                    dag_reach(&p->d, id, joined) ||
                     rule_check(p, id, i, edge[k], prod, &cx, why, sizeof why, rule, sizeof rule))
                     continue;
                 int cyc = 0;
@@ -541,7 +691,7 @@ static void place(vf_plan *p, int i)
                     int q = g->t[o->in[j]].producer;
                     int gq = q >= 0 ? p->grp[q] : -1;
                     cyc = gq >= 0 && gq != id && gq != joined &&
-                          (dep_has(p, gq, id) || dep_has(p, gq, joined));
+                          (dag_reach(&p->d, id, gq) || dag_reach(&p->d, joined, gq));
                 }
                 if (cyc)
                     continue;
@@ -559,7 +709,7 @@ static void place(vf_plan *p, int i)
     for (int j = 0; j < o->nin; j++) {
         int q = g->t[o->in[j]].producer;
         if (q >= 0 && p->grp[q] != me)
-            dep_add(p, p->grp[q], me);
+            dag_edge(&p->d, p->grp[q], me);
     }
 }
 
@@ -603,42 +753,89 @@ static int index_tensors(vf_plan *p, arena *a, kt_err *e)
     return 0;
 }
 
-/* Kernel order: topological order of the group graph, earliest first member first. Returns the
- * number of live (not merged) groups listed in order, or -1. */
+/* Kernel order: topological order of the group graph, earliest first member first (Kahn's
+ * algorithm with the ready groups in a heap by first member: O((groups + edges) log groups)).
+ * Returns the number of live (not merged) groups listed in order, or -1. */
 static int group_order(const vf_plan *p, int *order, arena *a, kt_err *e)
 {
     const wl_graph *g = p->g;
-    int *indeg = arena_calloc(a, (size_t)p->ng, sizeof(int));
-    unsigned char *done = arena_calloc(a, (size_t)p->ng, 1);
-    if (!indeg || !done)
+    int ng = p->ng;
+    int *indeg = arena_calloc(a, (size_t)ng + 1, sizeof(int));
+    int *out_start = arena_calloc(a, (size_t)ng + 2, sizeof(int));
+    int *heap = arena_calloc(a, (size_t)ng + 1, sizeof(int));
+    if (!indeg || !out_start || !heap)
+        return oom(g, e);
+    /* the group edges, one per op input read across groups, by source group (CSR) */
+    int nedge = 0;
+    for (int i = 0; i < g->nop; i++)
+        for (int j = 0; j < g->op[i].nin; j++) {
+            int q = g->t[g->op[i].in[j]].producer;
+            if (q >= 0 && p->grp[q] != p->grp[i]) {
+                indeg[p->grp[i]]++;
+                out_start[p->grp[q] + 1]++;
+                nedge++;
+            }
+        }
+    for (int x = 0; x < ng; x++)
+        out_start[x + 1] += out_start[x];
+    int *out_to = arena_calloc(a, (size_t)nedge + 1, sizeof(int));
+    int *fill = arena_calloc(a, (size_t)ng + 1, sizeof(int));
+    if (!out_to || !fill)
         return oom(g, e);
     for (int i = 0; i < g->nop; i++)
         for (int j = 0; j < g->op[i].nin; j++) {
             int q = g->t[g->op[i].in[j]].producer;
             if (q >= 0 && p->grp[q] != p->grp[i])
-                indeg[p->grp[i]]++;
+                out_to[out_start[p->grp[q]] + fill[p->grp[q]]++] = p->grp[i];
         }
-    int live = 0;
-    for (int x = 0; x < p->ng; x++) {
-        done[x] = p->gr[x].kind == GK_DEAD;
-        live += !done[x];
+    int live = 0, nh = 0;
+    for (int x = 0; x < ng; x++) {
+        if (p->gr[x].kind == GK_DEAD)
+            continue;
+        live++;
+        if (!indeg[x]) {
+            heap[nh++] = x;
+            for (int c = nh - 1; c > 0 && p->gr[heap[(c - 1) / 2]].first > p->gr[heap[c]].first;
+                 c = (c - 1) / 2) {
+                int t = heap[c];
+                heap[c] = heap[(c - 1) / 2];
+                heap[(c - 1) / 2] = t;
+            }
+        }
     }
     for (int n = 0; n < live; n++) {
-        int best = -1;
-        for (int x = 0; x < p->ng; x++)
-            if (!done[x] && indeg[x] == 0 && (best < 0 || p->gr[x].first < p->gr[best].first))
-                best = x;
-        if (best < 0)
+        if (!nh)
             return err_set(e, KT_EINTERNAL, g->file, NULL, "fusion groups form a cycle");
-        done[best] = 1;
+        int best = heap[0];
+        heap[0] = heap[--nh];
+        for (int c = 0;;) { /* sift down */
+            int l = 2 * c + 1, m = c;
+            if (l < nh && p->gr[heap[l]].first < p->gr[heap[m]].first)
+                m = l;
+            if (l + 1 < nh && p->gr[heap[l + 1]].first < p->gr[heap[m]].first)
+                m = l + 1;
+            if (m == c)
+                break;
+            int t = heap[c];
+            heap[c] = heap[m];
+            heap[m] = t;
+            c = m;
+        }
         order[n] = best;
         /* release the edges leaving best */
-        for (int i = 0; i < g->nop; i++)
-            for (int j = 0; j < g->op[i].nin; j++) {
-                int q = g->t[g->op[i].in[j]].producer;
-                if (q >= 0 && p->grp[q] == best && p->grp[i] != best)
-                    indeg[p->grp[i]]--;
+        for (int k = out_start[best]; k < out_start[best + 1]; k++) {
+            int x = out_to[k];
+            if (--indeg[x] == 0) {
+                heap[nh++] = x;
+                for (int c = nh - 1;
+                     c > 0 && p->gr[heap[(c - 1) / 2]].first > p->gr[heap[c]].first;
+                     c = (c - 1) / 2) {
+                    int t = heap[c];
+                    heap[c] = heap[(c - 1) / 2];
+                    heap[(c - 1) / 2] = t;
+                }
             }
+        }
     }
     return live;
 }
@@ -892,20 +1089,19 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     p.fuse_backward = vo->policy == VF_INDUCTOR || (vo->policy == VF_RULES && vo->fuse_backward);
     p.exclude = exclude;
     int n = g->nop > 0 ? g->nop : 1;
-    p.words = (n + 63) / 64;
     p.grp = arena_calloc(a, (size_t)n, sizeof(int));
     p.ctx = arena_calloc(a, (size_t)n, sizeof(int));
     p.next = arena_calloc(a, (size_t)n, sizeof(int));
     p.gr = arena_calloc(a, (size_t)n, sizeof *p.gr);
-    p.dep = arena_calloc(a, (size_t)n * (size_t)p.words, sizeof *p.dep);
-    /* a group is one item; inductor may add up to three pad kernels before a GEMM */
-    r->items = arena_calloc(a, (size_t)n * (1 + VF_MAX_PADS), sizeof *r->items);
+    int nin_total = 0;
+    for (int i = 0; i < g->nop; i++)
+        nin_total += g->op[i].nin;
     int *order = arena_calloc(a, (size_t)n, sizeof(int));
     int nt = g->ntensor > 0 ? g->ntensor : 1;
     vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
                     arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int)), 0, 0};
     sched_walk walk;
-    if (!p.grp || !p.ctx || !p.next || !p.gr || !p.dep || !r->items || !order || !s.mark ||
+    if (!p.grp || !p.ctx || !p.next || !p.gr || dag_init(&p.d, n, nin_total, a) || !order || !s.mark ||
         !s.bytes || !s.xin || !s.xout || sched_begin(&walk, hw, g, c, a))
         return oom(g, e);
     if (index_tensors(&p, a, e))
@@ -915,6 +1111,16 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     int live = group_order(&p, order, a, e);
     if (live < 0)
         return -1;
+    /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
+    size_t nitems = (size_t)live + 1;
+    for (int k = 0; k < live && p.policy == VF_INDUCTOR; k++) {
+        const vf_group *G = &p.gr[order[k]];
+        if (G->kind != GK_EXCL && G->nreal == 1 && works[main_op(&p, order[k])].kind == OPK_GEMM)
+            nitems += VF_MAX_PADS;
+    }
+    r->items = arena_calloc(a, nitems, sizeof *r->items);
+    if (!r->items)
+        return oom(g, e);
 
     for (int k = 0; k < live; k++) {
         int id = order[k];
