@@ -29,6 +29,36 @@ static int none_found(cli_ctx *x, const char *dir)
                      strcmp(dir, "hw") ? "workload" : "hardware", root, dir);
 }
 
+/* One line per workload: its op count (whole models: and blocks), its parameters. */
+static void print_workloads(const char **names, int n, int whole)
+{
+    for (int i = 0; i < n; i++) {
+        arena a = {0};
+        wl_graph g;
+        kt_err le;
+        err_clear(&le);
+        char path[PATH_MAX];
+        if (cli_resolve("workloads", names[i], path, sizeof path, &le) ||
+            wl_load(path, NULL, 0, 0, &a, &g, &le)) {
+            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
+            arena_free(&a);
+            continue;
+        }
+        if (whole) {
+            int reps = 0;
+            for (int b = 0; b < g.nblock; b++)
+                reps += g.block[b].repeat != NULL;
+            printf("  %-16s %d ops in %d blocks (%d repeated);", names[i], g.nop, g.nblock, reps);
+        } else {
+            printf("  %-16s %d ops;", names[i], g.nop);
+        }
+        for (int k = 0; k < g.nparam; k++)
+            printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
+        printf("\n");
+        arena_free(&a);
+    }
+}
+
 static int run(cli_ctx *x)
 {
     const char **names, **wls;
@@ -52,46 +82,11 @@ static int run(cli_ctx *x)
     n = nwl;
     names = wls;
     printf("workloads (workloads/):\n");
-    for (int i = 0; i < n; i++) {
-        arena a = {0};
-        wl_graph g;
-        kt_err le;
-        err_clear(&le);
-        char path[PATH_MAX];
-        if (cli_resolve("workloads", names[i], path, sizeof path, &le) ||
-            wl_load(path, NULL, 0, 0, &a, &g, &le)) {
-            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
-        } else {
-            printf("  %-16s %d ops;", names[i], g.nop);
-            for (int k = 0; k < g.nparam; k++)
-                printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
-            printf("\n");
-        }
-        arena_free(&a);
-    }
+    print_workloads(names, n, 0);
     n = cli_list_dir("workloads/models", &x->a, &names);
     if (n)
         printf("whole models (workloads/models/; not part of --workload all):\n");
-    for (int i = 0; i < n; i++) {
-        arena a = {0};
-        wl_graph g;
-        kt_err le;
-        err_clear(&le);
-        char path[PATH_MAX];
-        if (cli_resolve("workloads", names[i], path, sizeof path, &le) ||
-            wl_load(path, NULL, 0, 0, &a, &g, &le)) {
-            printf("  %-16s (invalid: %s)\n", names[i], le.msg);
-        } else {
-            int reps = 0;
-            for (int b = 0; b < g.nblock; b++)
-                reps += g.block[b].repeat != NULL;
-            printf("  %-16s %d ops in %d blocks (%d repeated);", names[i], g.nop, g.nblock, reps);
-            for (int k = 0; k < g.nparam; k++)
-                printf(" %s=%lld", g.param[k].name, (long long)g.param[k].value);
-            printf("\n");
-        }
-        arena_free(&a);
-    }
+    print_workloads(names, n, 1);
     return 0;
 }
 

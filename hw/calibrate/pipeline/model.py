@@ -469,7 +469,6 @@ def ilp_run(label, raw):
                          "%.6g" % r["pred_s"], "%.4f" % (r["pred_s"] / r["time_s"] - 1)])
         il = next(r for r in rs if r["kind"] == "ilp")
         prev = next(r for r in rs if r["kind"] == "best-measured")
-        best = min(rs, key=lambda r: r["time_s"])
         nb = [r for r in rs if r["kind"] != "best-measured"]
         nbest = min(nb, key=lambda r: r["time_s"])
         rank = sorted(nb, key=lambda r: r["time_s"]).index(il) + 1
@@ -486,7 +485,6 @@ def ilp_run(label, raw):
         if il["time_s"] > ILP_GUARDS["vs_neighbourhood_best"] * nbest["time_s"]:
             fails.append("%s TM%d x%d: ILP allocation %.3fx its neighbourhood's best" % (
                 arch, tm, cps, il["time_s"] / nbest["time_s"]))
-        del best
         stats.append((il["time_s"] / prev["time_s"], il["time_s"] / nbest["time_s"]))
     dram = []
     for k, name in ((1, "mgn TM128 x1"), (2, "mgn-mc TM128 x1")):
