@@ -1,7 +1,7 @@
 #!/bin/sh
 # install.sh DESTDIR PREFIX BIN LIB CC CJSON_CFLAGS: what `make install` installs -
 #   PREFIX/bin/kitsune
-#   PREFIX/share/kitsune/hw/*.json, workloads/*.json, workloads/models/*.json (the data the binary finds)
+#   PREFIX/share/kitsune/hw/*.json, workloads/*.json, workloads/models/*.json, workloads/blocks/*.json (the data the binary finds)
 #   PREFIX/include/kitsune/kitsune.h and the headers it includes (same layout as src/)
 #   PREFIX/lib/libkitsune.a, PREFIX/lib/pkgconfig/kitsune.pc
 #   PREFIX/share/man/man1/kitsune.1                       (from the --help texts: scripts/man.sh)
@@ -19,6 +19,8 @@ install -m 644 "$root"/hw/*.json "$d/share/kitsune/hw/"
 install -m 644 "$root"/workloads/*.json "$d/share/kitsune/workloads/"
 mkdir -p "$d/share/kitsune/workloads/models"
 install -m 644 "$root"/workloads/models/*.json "$d/share/kitsune/workloads/models/"
+mkdir -p "$d/share/kitsune/workloads/blocks"
+install -m 644 "$root"/workloads/blocks/*.json "$d/share/kitsune/workloads/blocks/"
 install -m 644 "$lib" "$d/lib/libkitsune.a"
 # the public header and every project header it includes, found by the compiler (-MM lists only
 # non-system headers)

@@ -629,6 +629,63 @@ START_TEST(test_selections_scans_extras)
 }
 END_TEST
 
+/* Mixture-of-experts routing: gw, ids = topk(x w_r, 2); buf = moe_dispatch(x, ids);
+ * eo = buf @ w_e (per expert); y = moe_combine(eo, ids, gw). Backward: the combine's gradient is
+ * a dispatch of dy weighted by the gate, the gate's a moe_gate_backward(dy, eo, ids) that feeds
+ * topk's scatter; the dispatch's gradient is an unweighted combine into x's shape; eo and ids
+ * are saved. */
+START_TEST(test_moe_routing)
+{
+    const char *json =
+        "{\"name\":\"moe\",\"tensors\":{"
+        "\"x\":{\"shape\":[16,8],\"dtype\":\"bf16\",\"kind\":\"input\",\"requires_grad\":true},"
+        "\"wr\":{\"shape\":[8,4],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"lg\":{\"shape\":[16,4],\"dtype\":\"bf16\"},"
+        "\"gw\":{\"shape\":[16,2],\"dtype\":\"bf16\"},"
+        "\"ids\":{\"shape\":[16,2],\"dtype\":\"int64\"},"
+        "\"buf\":{\"shape\":[4,10,8],\"dtype\":\"bf16\"},"
+        "\"we\":{\"shape\":[4,8,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"eo\":{\"shape\":[4,10,8],\"dtype\":\"bf16\"},"
+        "\"y\":{\"shape\":[16,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":["
+        "{\"name\":\"router\",\"type\":\"matmul\",\"inputs\":[\"x\",\"wr\"],\"outputs\":[\"lg\"]},"
+        "{\"name\":\"tk\",\"type\":\"topk\",\"inputs\":[\"lg\"],\"outputs\":[\"gw\",\"ids\"],\"attrs\":{\"k\":2}},"
+        "{\"name\":\"disp\",\"type\":\"moe_dispatch\",\"inputs\":[\"x\",\"ids\"],\"outputs\":[\"buf\"],"
+        "\"attrs\":{\"imbalance_pct\":125}},"
+        "{\"name\":\"exp\",\"type\":\"matmul\",\"inputs\":[\"buf\",\"we\"],\"outputs\":[\"eo\"]},"
+        "{\"name\":\"comb\",\"type\":\"moe_combine\",\"inputs\":[\"eo\",\"ids\",\"gw\"],\"outputs\":[\"y\"],"
+        "\"attrs\":{\"imbalance_pct\":125}}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    assert_grads_consistent(&g);
+    int ids = wl_find_tensor(&g, "ids"), eo = wl_find_tensor(&g, "eo");
+    int cg = find_op(&g, "comb.grad_x"), gg = find_op(&g, "comb.grad_gate");
+    ck_assert_int_eq(g.op[cg].type, OP_MOE_DISPATCH);
+    ck_assert_int_eq(g.op[cg].nin, 3);
+    ck_assert_int_eq(g.op[cg].in[1], ids);
+    ck_assert_int_eq(g.op[cg].in[2], wl_find_tensor(&g, "gw"));
+    ck_assert_int_eq(g.t[g.op[cg].out[0]].dim[1], 10); /* the buffer's shape */
+    ck_assert_int_eq(wl_attr_int(&g.op[cg], "imbalance_pct", 0), 125);
+    ck_assert_int_eq(g.op[gg].type, OP_MOE_GATE_BWD);
+    ck_assert_int_eq(g.op[gg].in[1], eo);
+    ck_assert_int_eq(g.op[gg].in[2], ids);
+    ck_assert_int_eq(g.t[eo].saved, 1);
+    ck_assert_int_eq(g.t[ids].saved, 1);
+    /* the gate gradient flows into topk's scatter */
+    ck_assert_int_eq(g.op[find_op(&g, "tk.grad_x")].in[2], g.op[gg].out[0]);
+    /* the dispatch's gradient: an unweighted combine of dbuf into x's shape */
+    int dg = find_op(&g, "disp.grad_x");
+    ck_assert_int_eq(g.op[dg].type, OP_MOE_COMBINE);
+    ck_assert_int_eq(g.op[dg].nin, 2);
+    ck_assert_int_eq(g.t[g.op[dg].out[0]].dim[0], 16);
+    ck_assert_int_eq(g.t[g.op[dg].out[0]].dim[1], 8);
+    arena_free(&a);
+}
+END_TEST
+
 /* Names are exact, never cut: two 300-byte op names that differ only at the end derive
  * distinct backward names (at 256 bytes they collided: "duplicate op name"), and a name that
  * would exceed the limit is an error rather than a cut. */
@@ -685,6 +742,7 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_no_grad_paths_and_errors);
     tcase_add_test(tc, test_conv_block);
     tcase_add_test(tc, test_selections_scans_extras);
+    tcase_add_test(tc, test_moe_routing);
     tcase_add_test(tc, test_long_names);
     suite_add_tcase(s, tc);
     return s;

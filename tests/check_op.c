@@ -810,6 +810,106 @@ START_TEST(test_topk_sort)
 }
 END_TEST
 
+/* Brute-force reference for op_moe_kept_slots: T = 12 tokens, k = 2 of E = 4 experts, written
+ * out token by token so that expert 0 gets 9 slots (imbalance 1.5 = 9 / the mean 6) and experts
+ * 1-3 five each; each expert keeps its first C slots in arrival order. */
+static int moe_brute_kept(int cap)
+{
+    int pick[12][2], load[4] = {0}, kept = 0;
+    for (int t = 0; t < 9; t++) { /* expert 0 and one of 1..3 */
+        pick[t][0] = 0;
+        pick[t][1] = 1 + t % 3;
+    }
+    int pairs[3][2] = {{1, 2}, {2, 3}, {1, 3}};
+    for (int t = 9; t < 12; t++) {
+        pick[t][0] = pairs[t - 9][0];
+        pick[t][1] = pairs[t - 9][1];
+    }
+    for (int t = 0; t < 12; t++)
+        for (int j = 0; j < 2; j++)
+            if (load[pick[t][j]]++ < cap)
+                kept++;
+    return kept;
+}
+
+/* Mixture-of-experts routing (op.c moe_work). */
+START_TEST(test_moe_routing)
+{
+    /* the load model against the brute-force assignment, at every capacity */
+    for (int c = 1; c <= 10; c++)
+        ck_assert_double_eq_tol(op_moe_kept_slots(12, 2, 4, c, 1.5), moe_brute_kept(c), 1e-9);
+    /* T = 1024, k = 2, E = 8 (mean load 256), capacity 320 (factor 1.25): balanced keeps all
+     * 2048 slots; imbalance 1.5 gives the busiest expert 384 (64 dropped) and the other seven
+     * (2048 - 384) / 7 = 237.7 each (none dropped): 1984; at E/k = 4 the busiest gets all 1024
+     * tokens (keeps 320) and the others 146.3 each: 320 + 1024 = 1344 */
+    ck_assert_double_eq_tol(op_moe_kept_slots(1024, 2, 8, 320, 1.0), 2048.0, 1e-9);
+    ck_assert_double_eq_tol(op_moe_kept_slots(1024, 2, 8, 320, 1.5), 1984.0, 1e-9);
+    ck_assert_double_eq_tol(op_moe_kept_slots(1024, 2, 8, 320, 4.0), 1344.0, 1e-9);
+    int x = T("x", DT_BF16, TK_INPUT, 2, 1024LL, 64LL);
+    int ids = T("ids", DT_INT64, TK_INPUT, 2, 1024LL, 2LL);
+    int gate = T("gate", DT_BF16, TK_INPUT, 2, 1024LL, 2LL);
+    int buf = T("buf", DT_BF16, TK_OUTPUT, 3, 8LL, 320LL, 64LL);
+    wl_attr imb = IATTR("imbalance_pct", 150);
+    /* dispatch at 150%: 2560 buffer rows of 128 B written (327,680 B, zeros included); the 1984
+     * kept slots read through L2 (253,952 B) and the ids twice (2 x 16,384 B); 1/32 of the slots
+     * dropped, so 1024 x (1 - (1/32)^2) = 1023 distinct tokens read (130,944 B); 8 instructions
+     * per slot for the positions; 2 kernels; not pipelinable */
+    int din[2] = {x, ids};
+    op_work d = W(OP_MOE_DISPATCH, din, 2, buf, &imb, 1);
+    ck_assert_int_eq(d.kind, OPK_GATHER);
+    ck_assert_int_eq(d.rows, 2560);
+    ck_assert_int_eq(d.row_len, 64);
+    ck_assert_int_eq(d.table_rows, 1024);
+    ck_assert_int_eq(d.out_bytes, 327680);
+    ck_assert_int_eq(d.in_l2_bytes, 253952 + 2 * 16384);
+    ck_assert_int_eq(d.in_bytes[0], 130944);
+    ck_assert_int_eq(d.flops_simt, 2048 * 8);
+    ck_assert_int_eq(d.kernels, 2);
+    ck_assert_int_eq(d.no_pipe, 1);
+    /* combine with the gate: 1024 output rows (131,072 B), the 1984 kept rows read once
+     * (253,952 B) with the ids (16,384 B) and the gate (4,096 B); a multiply and an add per
+     * kept element: 1984 x 64 x 2 */
+    int eo = T("eo", DT_BF16, TK_INPUT, 3, 8LL, 320LL, 64LL);
+    int y = T("y", DT_BF16, TK_OUTPUT, 2, 1024LL, 64LL);
+    int cin[3] = {eo, ids, gate};
+    op_work c = W(OP_MOE_COMBINE, cin, 3, y, &imb, 1);
+    ck_assert_int_eq(c.kind, OPK_GATHER);
+    ck_assert_int_eq(c.rows, 1024);
+    ck_assert_int_eq(c.table_rows, 2560);
+    ck_assert_int_eq(c.out_bytes, 131072);
+    ck_assert_int_eq(c.in_bytes[0], 253952);
+    ck_assert_int_eq(c.in_l2_bytes, 253952 + 16384 + 4096);
+    ck_assert_int_eq(c.flops_simt, 1984 * 64 * 2);
+    ck_assert_int_eq(c.no_pipe, 1);
+    /* gate gradient: 2048 dot products of 64 (a row op), dy once (131,072 B) and the kept rows */
+    int dy = T("dy", DT_BF16, TK_INPUT, 2, 1024LL, 64LL), dg = T("dg", DT_BF16, TK_OUTPUT, 2, 1024LL, 2LL);
+    int gin[3] = {dy, eo, ids};
+    op_work gb = W(OP_MOE_GATE_BWD, gin, 3, dg, &imb, 1);
+    ck_assert_int_eq(gb.kind, OPK_ROW);
+    ck_assert_int_eq(gb.rows, 2048);
+    ck_assert_int_eq(gb.row_len, 64);
+    ck_assert_int_eq(gb.in_l2_bytes, 131072 + 253952 + 16384);
+    ck_assert_int_eq(gb.flops_simt, 2 * 1984 * 64);
+    /* errors */
+    wl_attr big = IATTR("imbalance_pct", 401), low = IATTR("imbalance_pct", 99);
+    W_bad(OP_MOE_DISPATCH, din, 2, buf, &big, 1, "attrs.imbalance_pct", "must be in [100, 400]");
+    W_bad(OP_MOE_DISPATCH, din, 2, buf, &low, 1, "attrs.imbalance_pct", "must be in [100, 400]");
+    int fids = T("fids", DT_FP32, TK_INPUT, 2, 1024LL, 2LL);
+    int fin[2] = {x, fids};
+    W_bad(OP_MOE_DISPATCH, fin, 2, buf, NULL, 0, "inputs[1]", "expert ids must be a 2-D integer");
+    int ids9 = T("ids9", DT_INT64, TK_INPUT, 2, 1024LL, 9LL);
+    int nin9[2] = {x, ids9};
+    W_bad(OP_MOE_DISPATCH, nin9, 2, buf, NULL, 0, "inputs[1]", "k = 9 distinct experts but there are only 8");
+    int bufd = T("bufd", DT_BF16, TK_OUTPUT, 3, 8LL, 320LL, 32LL);
+    W_bad(OP_MOE_DISPATCH, din, 2, bufd, NULL, 0, "outputs[0]", "expert buffer must be [experts, capacity, 64]");
+    int gbad = T("gbad", DT_BF16, TK_INPUT, 2, 1024LL, 3LL);
+    int cbad[3] = {eo, ids, gbad};
+    W_bad(OP_MOE_COMBINE, cbad, 3, y, NULL, 0, "inputs[2]", "gate weights must be");
+    int y2 = T("y2", DT_BF16, TK_OUTPUT, 2, 512LL, 64LL);
+    W_bad(OP_MOE_COMBINE, cin, 3, y2, NULL, 0, "outputs[0]", "tokens must be a floating-point [1024, D]");
+}
+END_TEST
+
 START_TEST(test_argmax_cumsum_dropout)
 {
     /* argmax over the rows of [6, 10]: 6 reduction lines of 10, a compare and a select each */
@@ -968,6 +1068,7 @@ static Suite *op_suite(void)
     tcase_add_test(t, test_batchnorm);
     tcase_add_test(t, test_pool2d);
     tcase_add_test(t, test_topk_sort);
+    tcase_add_test(t, test_moe_routing);
     tcase_add_test(t, test_argmax_cumsum_dropout);
     tcase_add_test(t, test_free_views);
     tcase_add_test(t, test_destinations_and_extras);

@@ -318,6 +318,43 @@ START_TEST(test_llama_model)
 }
 END_TEST
 
+/* Mixtral 8x7B (workloads/models/mixtral-8x7b.json): per layer the Llama-shaped attention
+ * (41,943,040 weights), a router of D x E, E = 8 experts of 3 x D x F and two norms: 1,451,270,144;
+ * with the embedding and LM head of 32000 x 4096 and the final norm: 46,702,792,704 (the
+ * published 46.7B). Tensor FLOPs: the expert GEMMs run over the capacity buffers, E x C rows with
+ * C = ceil(T K 1.25 / E) = 2560 at T = 8192 tokens, K = 2: 3 x 2 E C D F per layer; attention
+ * projections 2 T (2 D H HD + 2 D KVH HD), the router 2 T D E, the LM head 2 T D V. Training
+ * derives 3x every GEMM (the expert buffers and the router need their gradients). */
+START_TEST(test_mixtral_model)
+{
+    for (int training = 0; training <= 1; training++) {
+        arena a = {0};
+        wl_graph f, g;
+        load("models/mixtral-8x7b", training, &a, &f);
+        int64_t B = P(&f, "B"), S = P(&f, "S"), D = P(&f, "D"), H = P(&f, "H"), KVH = P(&f, "KVH"),
+                HD = P(&f, "HD"), F = P(&f, "F"), V = P(&f, "V"), E = P(&f, "E"), T = B * S;
+        ck_assert_int_eq(f.nop, 1 + 32 * 31 + 2);
+        int64_t wsum = 0;
+        for (int t = 0; t < f.ntensor; t++)
+            wsum += f.t[t].kind == TK_WEIGHT ? f.t[t].elems : 0;
+        ck_assert_int_eq(wsum, 46702792704LL);
+        ck_assert_int_eq(wsum, 32 * (41943040LL + D * E + E * 3 * D * F + 2 * D) + 2 * V * D + D);
+        int64_t C = (T * 2 * 125 + E * 100 - 1) / (E * 100);
+        ck_assert_int_eq(C, training ? 1280 : 2560);
+        int64_t layer = 3 * 2 * E * C * D * F + 2 * T * (2 * D * H * HD + 2 * D * KVH * HD) + 2 * T * D * E;
+        int64_t gemm = 32 * layer + 2 * T * D * V;
+        flops s = count(&f);
+        ck_assert_int_eq(s.gemm_fwd, gemm);
+        if (training) {
+            derive(&f, OPTIM_ADAM, &a, &g);
+            s = count(&g);
+            ck_assert_int_eq(s.gemm_all, 3 * gemm);
+        }
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* Inference loads keep the inference defaults (llama ctx B=4) and derive the same structure. */
 START_TEST(test_inference_params_training_derivation)
 {
@@ -345,6 +382,7 @@ static Suite *workloads_suite(void)
     tcase_add_test(tc, test_llama_tok_flops);
     tcase_add_test(tc, test_inference_params_training_derivation);
     tcase_add_test(tc, test_llama_model);
+    tcase_add_test(tc, test_mixtral_model);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,7 +19,8 @@ if ! make --no-print-directory -s install PREFIX="$prefix" >"$tmp/log" 2>&1; the
     echo "install: $pass passed, $fail failed"; exit 1
 fi
 for f in bin/kitsune share/kitsune/hw/a100.json share/kitsune/workloads/nerf.json \
-    share/kitsune/workloads/models/llama3-8b.json \
+    share/kitsune/workloads/models/llama3-8b.json share/kitsune/workloads/models/mixtral-8x7b.json \
+    share/kitsune/workloads/blocks/mixtral-8x7b-layer.json \
     include/kitsune/kitsune.h include/kitsune/model/run.h lib/libkitsune.a \
     lib/pkgconfig/kitsune.pc share/man/man1/kitsune.1; do
     [ -s "$prefix/$f" ] && ok || bad "$f not installed"
@@ -34,6 +35,9 @@ cd "$tmp/elsewhere" || exit 1
 # a copy of the installed binary finds the data through the prefix compiled into it
 cp "$prefix/bin/kitsune" "$tmp/elsewhere/kitsune"
 ./kitsune predict --hw h100 --workload mgn >/dev/null 2>"$tmp/err" && ok || bad "copied binary: $(cat "$tmp/err")"
+# a whole model whose repeated block lives in workloads/blocks/
+./kitsune predict --hw h200 --workload mixtral-8x7b --exec bsp >/dev/null 2>"$tmp/err" && ok ||
+    bad "installed mixtral-8x7b: $(cat "$tmp/err")"
 # a C program against the installed header and library, through pkg-config
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046

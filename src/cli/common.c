@@ -582,6 +582,7 @@ int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training,
     snprintf(what, sizeof what, "%s, %s", g->name, cli_mode_name(training));
     lint_list l = {0};
     lint_dtype(hw, g, w, &l);
+    lint_moe(g, &l);
     lint_memory(hw, s->footprint_bytes - s->peak_act_bytes, s->peak_act_bytes, what, &l);
     cli_warn(x, &l);
     arena_release(&x->a, mark);

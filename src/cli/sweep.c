@@ -822,6 +822,7 @@ static int setup_blocks(const cli_common *c, sw_setup *s, kt_err *e)
                 return -1;
             for (int h = 0; h < x->nhw; h++)
                 lint_dtype(&x->hw[h].hw, run, works, &s->warn);
+            lint_moe(run, &s->warn);
         }
     }
     return 0;

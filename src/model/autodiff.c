@@ -689,6 +689,31 @@ static int rule_select(ad_ctx *c, const wl_op *o, int dy)
     return z < 0 ? -1 : accumulate(c, x, op1_like(c, "grad_x", OP_SCATTER, in, 3, x, &at, 1));
 }
 
+/* Mixture-of-experts routing: dispatch and combine are each other's transposes. dispatch (x,
+ * ids, [gate]) -> buffer: dx = moe_combine(dbuf, ids, [gate]) (a token's kept slots summed back),
+ * dgate = moe_gate_backward(x, dbuf, ids) (<x_t, dbuf_slot> per slot); combine (y, ids, [gate])
+ * -> out: dy = moe_dispatch(dout, ids, [gate]) (each kept slot gets its token's gradient, dropped
+ * and padding rows zero), dgate = moe_gate_backward(dout, y, ids). The integer expert ids take no
+ * gradient; x (dispatch) or y (combine) is saved when the gate needs its gradient. */
+static int rule_moe(ad_ctx *c, const wl_op *o, int dy)
+{
+    int src = o->in[0], ids = o->in[1], gate = o->nin == 3 ? o->in[2] : -1;
+    int disp = o->type == OP_MOE_DISPATCH;
+    if (c->rg[src]) {
+        int in[3] = {dy, ids, gate};
+        if (accumulate(c, src, op1_like(c, "grad_x", disp ? OP_MOE_COMBINE : OP_MOE_DISPATCH, in,
+                                        o->nin, src, o->attr, o->nattr)))
+            return -1;
+    }
+    if (gate >= 0 && c->rg[gate]) {
+        int in[3] = {disp ? src : dy, disp ? dy : src, ids};
+        if (accumulate(c, gate, op1_like(c, "grad_gate", OP_MOE_GATE_BWD, in, 3, gate, o->attr,
+                                         o->nattr)))
+            return -1;
+    }
+    return 0;
+}
+
 /* cumsum: the reverse cumulative sum, as ATen's cumsum_backward computes it:
  * dy.flip(axis).cumsum(axis).flip(axis) (two flip copies around a cumsum); a length-1 axis
  * passes dy through. */
@@ -778,6 +803,9 @@ static int backward_op(ad_ctx *c, const wl_op *o, int dy)
         return rule_select(c, o, dy);
     case GR_CUMSUM:
         return rule_cumsum(c, o, dy);
+    case GR_MOE_DISPATCH:
+    case GR_MOE_COMBINE:
+        return rule_moe(c, o, dy);
     case GR_DROPOUT: {
         /* ATen's native_dropout_backward: dy * mask * 1/(1-p), one kernel (the scale is the
          * mul's constant) */

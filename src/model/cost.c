@@ -568,6 +568,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             t->tiles = w->rows * cdiv(vecs, thr);
         }
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+        if (w->kernels > 0) /* library ops of several kernels (moe_dispatch's position pass) */
+            t->kernels = w->kernels;
         if (w->type == OP_ROPE && !w->generated)
             rope_eager_tile(g, w, t);
         t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);

@@ -36,7 +36,7 @@ static const struct {
     {KC_OPTIMIZER, {"multi_tensor_apply", "adam", "Adam", NULL}},
     {KC_INDEX, {"gather", "Gather", "scatter", "Scatter", "index", "Index", "embedding",
                 "Embedding", "radix", "Radix", "sort", "Sort", "topk", "TopK", "cub::", "scan",
-                "Scan", "segment", "unique", "grad_weight", NULL}},
+                "Scan", "segment", "unique", "grad_weight", "moe_", "Moe", NULL}},
     {KC_POOL, {"pool", "Pool", NULL}},
     {KC_REDUCE, {"reduce", "Reduce", NULL}},
     {KC_COPY, {"CatArray", "copy", "Copy", "transpose", "Transpose", "Memcpy", "memcpy", NULL}},
@@ -53,10 +53,10 @@ int km_kernel_class(const char *name)
 }
 
 /* A library call under torch.compile: what inductor leaves to cuBLAS, cuDNN, flash attention
- * and ATen's sort and scatter kernels (the vf model's rule, exec/vf.c). */
+ * ATen's sort and scatter kernels and MoE routing kernels (the vf model's rule, exec/vf.c). */
 static int library(const wl_op *o, const op_info *in)
 {
-    return in->kind == OPK_GEMM || in->kind == OPK_ATTN || in->kind == OPK_SORT ||
+    return in->kind == OPK_GEMM || in->kind == OPK_ATTN || in->kind == OPK_SORT || (in->flags & OPF_ROUTE) ||
            (in->kind == OPK_SCATTER && o->type != OP_EMBEDDING_BWD);
 }
 

@@ -148,6 +148,37 @@ void lint_dtype(const hw_gpu *hw, const wl_graph *g, const op_work *w, lint_list
     }
 }
 
+void lint_moe(const wl_graph *g, lint_list *out)
+{
+    int first = -1, n = 0;
+    double share = 0.0, cap = 0.0, hot = 0.0;
+    for (int i = 0; i < g->nop; i++) {
+        const wl_op *o = &g->op[i];
+        if (o->type != OP_MOE_DISPATCH || o->phase != PH_FWD) /* not the combine's gradient */
+            continue;
+        const wl_tensor *x = &g->t[o->in[0]], *ids = &g->t[o->in[1]], *buf = &g->t[o->out[0]];
+        int64_t slots;
+        if (wl_mul(x->dim[0], ids->dim[1], &slots) || slots <= 0)
+            continue;
+        double imb = (double)wl_attr_int(o, "imbalance_pct", 100) / 100.0;
+        double kept = op_moe_kept_slots(x->dim[0], ids->dim[1], buf->dim[0], buf->dim[1], imb);
+        if (kept >= (double)slots * (1.0 - 1e-9))
+            continue;
+        if (first < 0) {
+            first = i;
+            share = 1.0 - kept / (double)slots;
+            cap = (double)buf->dim[1];
+            hot = imb * (double)slots / (double)buf->dim[0];
+        }
+        n++;
+    }
+    if (first < 0)
+        return;
+    lint_add(out, "moe_dispatch '%s' drops %.1f%% of the token slots: expert capacity %.0f is below "
+                  "the busiest expert's load %.0f (imbalance_pct); %d dispatch%s drop%s slots",
+             g->op[first].name, 100.0 * share, cap, hot, n, n == 1 ? "" : "es", n == 1 ? "s" : "");
+}
+
 void lint_memory(const hw_gpu *hw, int64_t weight_bytes, int64_t peak_act_bytes,
                  const char *what, lint_list *out)
 {

@@ -26,6 +26,11 @@ void lint_hw(const hw_gpu *g, lint_list *out);
  *  its native path). One message per GPU and dtype, whatever the workload. Appends to out. */
 void lint_dtype(const hw_gpu *hw, const wl_graph *g, const op_work *w, lint_list *out);
 
+/** Mixture-of-experts routing ops whose expert capacity drops token slots at their load
+ *  imbalance (op_moe_kept_slots): one message for the graph, with the share of slots dropped at
+ *  the first such op and how many ops drop. Appends to out. */
+void lint_moe(const wl_graph *g, lint_list *out);
+
 /** A footprint (bytes: weights + peak live activations) above the GPU's DRAM capacity. */
 void lint_memory(const hw_gpu *hw, int64_t weight_bytes, int64_t peak_act_bytes,
                  const char *what, lint_list *out);

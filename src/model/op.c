@@ -43,6 +43,8 @@ static const char WINDOW_WHY[] = "pooling window: each output reads a window tha
                                  "covers the halo)";
 static const char SORT_WHY[] = "radix select/sort: several passes over each row (and several "
                                "kernels), no epilogue";
+static const char MOE_WHY[] = "mixture-of-experts routing: a token's rows go to (or come from) "
+                              "buffers chosen by a count over all tokens (a library kernel)";
 #define CONV_ATTRS "stride,padding,dilation,groups,layout,"
 #define POOL_ATTRS "op,kernel,stride,padding,layout,"
 /* ATen batch_norm_transform_input: gamma * (x - mean) * invstd + beta */
@@ -201,6 +203,24 @@ static const op_info OP_TABLE[OP_COUNT] = {
     [OP_SCATTER] = {.name = "scatter", .kclass = KC_INDEX, .kind = OPK_STREAM, ARITY(3, 3), .attrs = "axis,",
                     .flags = OPF_INDEX | OPF_TRAIN_ONLY, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
                     .grad = GR_UNSUPPORTED},
+    /* mixture-of-experts routing (moe_work says how each is costed):
+     * moe_dispatch (x [T, D], experts [T, K], [gate [T, K]]) -> [E, C, D]: each token's K slots
+     *   copied (times the gate, if given) into the capacity buffer of its expert, in arrival
+     *   order; slots beyond an expert's capacity C are dropped, unfilled rows are zeros;
+     * moe_combine (y [E, C, D], experts [T, K], [gate [T, K]]) -> [T, D]: each token's kept
+     *   slots summed back (times the gate);
+     * moe_gate_backward (dy [T, D], y [E, C, D], experts [T, K]) -> [T, K]: the gate gradient,
+     *   one dot product of length D per kept slot. */
+    [OP_MOE_DISPATCH] = {.name = "moe_dispatch", .kclass = KC_INDEX, .kind = OPK_GATHER, ARITY(2, 3),
+                         .attrs = "imbalance_pct,", .flags = OPF_INDEX | OPF_ROUTE, .fuse = FUSE_NONE,
+                         .fuse_why = MOE_WHY, .grad = GR_MOE_DISPATCH},
+    [OP_MOE_COMBINE] = {.name = "moe_combine", .kclass = KC_INDEX, .kind = OPK_GATHER, ARITY(2, 3),
+                        .attrs = "imbalance_pct,", .flags = OPF_INDEX | OPF_ROUTE, .fuse = FUSE_NONE,
+                        .fuse_why = MOE_WHY, .grad = GR_MOE_COMBINE},
+    [OP_MOE_GATE_BWD] = {.name = "moe_gate_backward", .kclass = KC_INDEX, .kind = OPK_ROW, ARITY(3, 3),
+                         .attrs = "imbalance_pct,", .flags = OPF_INDEX | OPF_ROUTE | OPF_TRAIN_ONLY,
+                         .rowgrid = ROWGRID_PACK, .fuse = FUSE_NONE, .fuse_why = MOE_WHY,
+                         .grad = GR_UNSUPPORTED},
 };
 #undef EW
 #undef ARITY
@@ -245,6 +265,11 @@ int op_is_elementwise(int type)
 int op_is_index(int type)
 {
     return (OP_TABLE[type].flags & OPF_INDEX) != 0;
+}
+
+int op_is_route(int type)
+{
+    return (OP_TABLE[type].flags & OPF_ROUTE) != 0;
 }
 
 int op_is_gemm(int type)
@@ -622,6 +647,59 @@ static int gemm_geometry(const wl_graph *g, const wl_op *o, gemm_geo *gg, char *
     for (int i = 0; i < gg->nb; i++)
         if (wl_mul(gg->batch, gg->bdim[i], &gg->batch))
             FAIL(NULL, "size overflows 64 bits");
+    return 0;
+}
+
+/* The attribute "imbalance_pct" of a routing op: the busiest expert's load over the mean, in
+ * percent (an integer expression of the parameters, so that sweeps can vary it; default 100:
+ * every expert gets the mean load). */
+enum { MOE_BALANCED_PCT = 100 };
+static double moe_imbalance(const wl_op *o)
+{
+    return (double)wl_attr_int(o, "imbalance_pct", MOE_BALANCED_PCT) / 100.0;
+}
+
+/* Routing ops: tokens x [T, D] (dispatch's input, combine's output, the gate gradient's dy),
+ * the expert buffer [E, C, D] (dispatch's output, combine's and the gate gradient's input), the
+ * expert ids [T, K] (integers) and the optional gate weights [T, K] (floating point). */
+static int moe_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen, char *sub,
+                     unsigned long sublen)
+{
+    int t = o->type;
+    const wl_tensor *x = t == OP_MOE_COMBINE ? OUT(g, o, 0) : IN(g, o, 0);
+    const wl_tensor *buf = t == OP_MOE_DISPATCH ? OUT(g, o, 0) : IN(g, o, t == OP_MOE_COMBINE ? 0 : 1);
+    const wl_tensor *ids = IN(g, o, t == OP_MOE_GATE_BWD ? 2 : 1);
+    const char *xs = t == OP_MOE_COMBINE ? "outputs[0]" : "inputs[0]";
+    const char *bs = t == OP_MOE_DISPATCH ? "outputs[0]" : t == OP_MOE_COMBINE ? "inputs[0]" : "inputs[1]";
+    const char *is = t == OP_MOE_GATE_BWD ? "inputs[2]" : "inputs[1]";
+    if (ids->ndim != 2 || dt_is_float(ids->dt))
+        FAIL(is, "expert ids must be a 2-D integer tensor [tokens, k]");
+    if (x->ndim != 2 || x->dim[0] != ids->dim[0] || !dt_is_float(x->dt))
+        FAILF(xs, "tokens must be a floating-point [%lld, D] (one row per token of the expert ids)",
+              (long long)ids->dim[0]);
+    if (buf->ndim != 3 || buf->dim[2] != x->dim[1] || buf->dt != x->dt)
+        FAILF(bs, "expert buffer must be [experts, capacity, %lld] of the tokens' dtype",
+              (long long)x->dim[1]);
+    int64_t k = ids->dim[1], e = buf->dim[0];
+    if (k > e)
+        FAILF(is, "each token picks k = %lld distinct experts but there are only %lld", (long long)k,
+              (long long)e);
+    if (t != OP_MOE_GATE_BWD && o->nin == 3) {
+        const wl_tensor *gt = IN(g, o, 2);
+        if (!same_shape(gt, ids) || !dt_is_float(gt->dt))
+            FAIL("inputs[2]", "gate weights must be a floating-point tensor of the expert ids' shape");
+    }
+    if (t == OP_MOE_GATE_BWD) {
+        const wl_tensor *dg = OUT(g, o, 0);
+        if (!same_shape(dg, ids) || !dt_is_float(dg->dt))
+            FAIL("outputs[0]", "gate gradient must be a floating-point tensor of the expert ids' shape");
+    }
+    int64_t pct = wl_attr_int(o, "imbalance_pct", MOE_BALANCED_PCT);
+    double top = k > 0 ? floor((double)MOE_BALANCED_PCT * (double)e / (double)k) : MOE_BALANCED_PCT;
+    if (pct < MOE_BALANCED_PCT || (double)pct > top)
+        FAILF("attrs.imbalance_pct", "imbalance_pct = %lld must be in [100, %.0f] (the busiest "
+              "expert's load over the mean, in percent; at most 100 E/k, when it gets every "
+              "token)", (long long)pct, top);
     return 0;
 }
 
@@ -1021,6 +1099,10 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
             FAIL("outputs[1]", "mask must be a bool tensor of the input's shape");
         return 0;
     }
+    case OP_MOE_DISPATCH:
+    case OP_MOE_COMBINE:
+    case OP_MOE_GATE_BWD:
+        return moe_check(g, o, msg, msglen, sub, sublen);
     case OP_SCATTER: {
         /* (dst, index, src): index and src of one shape, equal to dst's outside the axis */
         const wl_tensor *d = IN(g, o, 0), *ix = IN(g, o, 1), *s = IN(g, o, 2);
@@ -1555,6 +1637,92 @@ static int sort_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, u
     return 0;
 }
 
+double op_moe_kept_slots(int64_t tokens, int64_t k, int64_t experts, int64_t capacity,
+                         double imbalance)
+{
+    if (tokens <= 0 || k <= 0 || experts <= 0 || capacity <= 0)
+        return 0.0;
+    double slots = (double)tokens * (double)k, mean = slots / (double)experts;
+    double hot = fmin(imbalance * mean, slots), cap = (double)capacity;
+    double rest = experts > 1 ? (slots - hot) / (double)(experts - 1) : 0.0;
+    return fmin(hot, cap) + (double)(experts - 1) * fmin(rest, cap);
+}
+
+/* Mixture-of-experts routing as MoE libraries run it (GShard's capacity buffers, Lepikhin et al.
+ * 2021; DeepSpeed-MoE; Tutel's fast_encode/fast_decode, Hwang et al. 2023; Megatron-Core's
+ * moe_permute/unpermute), with S = op_moe_kept_slots kept slots:
+ * - dispatch: a position pass reads the expert ids and gives each slot its place in its
+ *   expert's buffer (MOE_POS_INST_PER_SLOT), then a permute kernel writes every buffer row: S
+ *   token rows (times the gate, if given) and E*C - S zero rows, reading a token's row once per
+ *   kept slot through L2, the distinct tokens once from DRAM (a token whose K slots were all
+ *   dropped is not read; slots assumed dropped independently): 2 kernels, a gather of E*C rows;
+ * - combine: one output row per token, the sum of its kept slots' buffer rows (times the gate):
+ *   a gather of T rows reading S buffer rows; the slot positions are the dispatch's (1 kernel);
+ * - gate backward: a row reduction, one dot product of length D per slot (dropped slots: 0),
+ *   reading dy once and the S kept buffer rows once.
+ * No routing op is pipelinable: a slot's position needs the count over all earlier tokens, and a
+ * token's output needs rows from every expert's buffer. */
+enum { MOE_DISPATCH_KERNELS = 2 };
+/* position pass, per slot: load the id, a shared-memory atomic increment of the expert's counter,
+ * the block-offset add and the store of the position (an estimate of the instruction count,
+ * like the sort passes') */
+enum { MOE_POS_INST_PER_SLOT = 8 };
+
+static int moe_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
+{
+    int t = o->type;
+    const wl_tensor *x = t == OP_MOE_COMBINE ? OUT(g, o, 0) : IN(g, o, 0);
+    const wl_tensor *buf = t == OP_MOE_DISPATCH ? OUT(g, o, 0) : IN(g, o, t == OP_MOE_COMBINE ? 0 : 1);
+    const wl_tensor *ids = IN(g, o, t == OP_MOE_GATE_BWD ? 2 : 1);
+    int64_t tok = x->dim[0], d = x->dim[1], k = ids->dim[1], e = buf->dim[0], cap = buf->dim[1];
+    int64_t rowb, keptb, slots, kept, gateb = t != OP_MOE_GATE_BWD && o->nin == 3 ? IN(g, o, 2)->bytes : 0;
+    double s = op_moe_kept_slots(tok, k, e, cap, moe_imbalance(o));
+    kept = (int64_t)llround(s);
+    CHK(wl_mul(d, (int64_t)dt_bytes(x->dt), &rowb));
+    CHK(wl_mul(kept, rowb, &keptb));
+    CHK(wl_mul(tok, k, &slots));
+    w->row_len = d;
+    w->no_pipe = 1;
+    w->kernels = 1;
+    int64_t fl;
+    CHK(wl_mul(kept, d, &fl));
+    switch (t) {
+    case OP_MOE_DISPATCH: {
+        double drop = slots > 0 ? 1.0 - s / (double)slots : 0.0;
+        double distinct = (double)tok * (1.0 - pow(fmax(drop, 0.0), (double)k));
+        w->kernels = MOE_DISPATCH_KERNELS;
+        CHK(wl_mul(e, cap, &w->rows));
+        w->table_rows = tok;
+        w->elems = buf->elems;
+        w->in_bytes[0] = (int64_t)ceil(distinct) * rowb;
+        CHK(wl_add(keptb, ids->bytes, &w->in_l2_bytes));
+        CHK(wl_add(w->in_l2_bytes, ids->bytes, &w->in_l2_bytes)); /* the position pass's read */
+        CHK(wl_add(w->in_l2_bytes, gateb, &w->in_l2_bytes));
+        CHK(wl_mul(slots, MOE_POS_INST_PER_SLOT, &w->flops_simt));
+        if (gateb)
+            CHK(wl_add(w->flops_simt, fl, &w->flops_simt));
+        break;
+    }
+    case OP_MOE_COMBINE:
+        w->rows = tok;
+        CHK(wl_mul(e, cap, &w->table_rows));
+        w->elems = x->elems;
+        w->in_bytes[0] = keptb;
+        CHK(wl_add(keptb, ids->bytes, &w->in_l2_bytes));
+        CHK(wl_add(w->in_l2_bytes, gateb, &w->in_l2_bytes));
+        CHK(wl_mul(fl, gateb ? 2 : 1, &w->flops_simt)); /* (multiply and) add per element */
+        break;
+    default: /* OP_MOE_GATE_BWD */
+        w->rows = slots;
+        CHK(wl_mul(slots, d, &w->elems));
+        w->in_bytes[1] = keptb;
+        CHK(sum_in_bytes(w, &w->in_l2_bytes));
+        CHK(wl_mul(fl, 2, &w->flops_simt)); /* a multiply-add per element of a kept slot */
+        break;
+    }
+    return 0;
+}
+
 int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
 {
     memset(w, 0, sizeof *w);
@@ -1588,6 +1756,10 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
     case OP_TOPK:
     case OP_SORT:
         return sort_work(g, o, w, msg, msglen);
+    case OP_MOE_DISPATCH:
+    case OP_MOE_COMBINE:
+    case OP_MOE_GATE_BWD:
+        return moe_work(g, o, w, msg, msglen);
     default:
         break;
     }

@@ -80,7 +80,10 @@ typedef enum op_kind {
     X(SORT, "sort")                         \
     X(CUMSUM, "cumsum")                     \
     X(DROPOUT, "dropout")                   \
-    X(SCATTER, "scatter")
+    X(SCATTER, "scatter")                   \
+    X(MOE_DISPATCH, "moe_dispatch")         \
+    X(MOE_COMBINE, "moe_combine")           \
+    X(MOE_GATE_BWD, "moe_gate_backward")
 
 typedef enum op_type {
 #define X(e, n) OP_##e,
@@ -98,6 +101,8 @@ enum {
     OPF_EPILOGUE = 1 << 4,    /* kitsune: fuses into its producer's pipeline stage as an epilogue */
     OPF_TRAIN_ONLY = 1 << 5,  /* created by autodiff (backward kernels, optimizer updates) */
     OPF_CONV = 1 << 6,        /* a cuDNN convolution (forward, dgrad, wgrad): implicit GEMM */
+    OPF_ROUTE = 1 << 7,       /* mixture-of-experts routing (dispatch, combine): a library
+                                 kernel under every vf policy, never in a pipeline */
 };
 
 /** Vertical-fusion class of a type: what a fusion group may do with it (fusion.c). */
@@ -147,7 +152,9 @@ typedef enum op_grad {
     GR_POOL,        /* pool2d_backward(dy, [saved argmax indices]) -> dx */
     GR_SELECT,      /* topk/sort: dy scattered into zeros of x's shape at the saved indices */
     GR_CUMSUM,      /* the reverse cumsum: flip, cumsum, flip */
-    GR_DROPOUT      /* dy times the saved mask (the 1/(1-p) scale folded in) */
+    GR_DROPOUT,     /* dy times the saved mask (the 1/(1-p) scale folded in) */
+    GR_MOE_DISPATCH, /* dx = moe_combine(dy, experts, [gate]); dgate = moe_gate_backward(x, dy) */
+    GR_MOE_COMBINE  /* dy_e = moe_dispatch(dy, experts, [gate]); dgate = moe_gate_backward(dy, y) */
 } op_grad;
 
 /** Class of the kernels an op launches, as measured traces name them (kmatch.c sorts kernel
@@ -271,5 +278,11 @@ int op_is_elementwise(int type);
 int op_is_index(int type);
 int op_is_gemm(int type);
 int op_is_conv(int type);
+int op_is_route(int type);
+/** Mixture-of-experts load model: token slots kept when T tokens each pick K distinct experts
+ *  of E, every expert holds at most C slots, and the busiest expert receives imbalance times the
+ *  mean load T*K/E (imbalance in [1, E/K]) while the other E-1 share the rest evenly. */
+double op_moe_kept_slots(int64_t tokens, int64_t k, int64_t experts, int64_t capacity,
+                         double imbalance);
 
 #endif

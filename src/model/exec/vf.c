@@ -449,9 +449,10 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         return -1;
     }
     int inductor = p->policy == VF_INDUCTOR;
-    if (op_is_index(o->type) && !(inductor && w->kind == OPK_GATHER)) {
+    if (op_is_index(o->type) && !(inductor && w->kind == OPK_GATHER && !op_is_route(o->type))) {
         snprintf(why, nwhy, "next op is %s (%s)",
-                 w->kind == OPK_GATHER ? "a gather" : w->kind == OPK_SCATTER ? "a scatter" : "an index op",
+                 op_is_route(o->type) ? "mixture-of-experts routing" : w->kind == OPK_GATHER ? "a gather"
+                 : w->kind == OPK_SCATTER ? "a scatter" : "an index op",
                  op_name(o->type));
         return -1;
     }
@@ -583,8 +584,8 @@ static gkind start_kind(const vf_plan *p, int i, const char **closed)
     }
     if (inf->fuse == FUSE_GEMM)
         return GK_GEMM;
-    if (p->policy == VF_INDUCTOR && w->kind == OPK_GATHER)
-        return GK_STITCH; /* generated kernels load rows by index */
+    if (p->policy == VF_INDUCTOR && w->kind == OPK_GATHER && !op_is_route(o->type))
+        return GK_STITCH; /* generated kernels load rows by index (MoE routing: library kernels) */
     if (inf->fuse == FUSE_NONE) {
         *closed = inf->fuse_why;
         return GK_CLOSED;
@@ -957,6 +958,7 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
      * kernel under inductor (gathers become indexed loads), multi-op groups otherwise */
     int lib = gw->kind == OPK_GEMM || gw->kind == OPK_ATTN || op_is_conv(gw->type) ||
               gw->kind == OPK_SORT || /* topk and sort stay ATen calls under inductor */
+              op_is_route(gw->type) || /* MoE permute/unpermute: library (custom-op) kernels */
               (gw->kind == OPK_SCATTER && gw->type != OP_EMBEDDING_BWD); /* inductor falls back
               to ATen's index_add/scatter_add but decomposes the embedding backward */
     if (!lib && (p->policy == VF_INDUCTOR || p->gr[id].nreal >= 2)) {
