@@ -179,6 +179,34 @@ START_TEST(test_gemm_tiles)
 }
 END_TEST
 
+/* TMA multicast (kernels.gemm_multicast_ctas = 2): CTA pairs read the larger operand panel of
+ * a tile once, so a 128x128 tile costs 128/2 + 128 = 192 rows of K in L2 instead of 256; a
+ * single output tile (no pair to share with) and the alignment-1 kernels (no clusters) keep
+ * their own panels. */
+START_TEST(test_gemm_multicast)
+{
+    hw_gpu g = synth();
+    g.gemm_multicast_ctas = 2;
+    op_work w = gemm(4096, 4096, 4096, DT_BF16);
+    cost_tiling t;
+    cost_tile(&g, &w, 10, &t);
+    ck_assert_int_eq(t.tm, 128);
+    ck_assert_int_eq(t.tiles, 1024);
+    ck_assert_int_eq(t.l2_bytes, 1024LL * 192 * 4096 * 2 + 4096LL * 4096 * 2);
+    /* the DRAM re-reads are set by the wave block, not the L2 reads: 13 x 32 MiB as without */
+    ck_assert_int_eq(t.extra_dram_read_bytes, 13LL * 32 * 1024 * 1024);
+    op_work one = gemm(128, 128, 4096, DT_BF16); /* one tile, K too short to split 10 ways */
+    one.k = 64;
+    cost_tile(&g, &one, 10, &t);
+    ck_assert_int_eq(t.tiles, 1);
+    ck_assert_int_eq(t.l2_bytes, 256LL * 64 * 2 + 128LL * 128 * 2);
+    op_work a1 = gemm(4096, 4096, 4096, DT_BF16);
+    a1.align1 = 1;
+    cost_tile(&g, &a1, 10, &t);
+    ck_assert_int_eq(t.l2_bytes, (int64_t)t.tiles * (t.tm + t.tn) * 4096 * 2 + 4096LL * 4096 * 2);
+}
+END_TEST
+
 START_TEST(test_split_k)
 {
     hw_gpu g = synth();
@@ -877,6 +905,7 @@ static Suite *cost_suite(void)
     tcase_add_test(t, test_cta_dispatch);
     tcase_add_test(t, test_row_instructions);
     tcase_add_test(t, test_gemm_tiles);
+    tcase_add_test(t, test_gemm_multicast);
     tcase_add_test(t, test_split_k);
     suite_add_tcase(s, t);
     TCase *e = tcase_create("cost_eval");

@@ -61,7 +61,7 @@ else
         }')
     get() { echo "$stats" | awk -v k="$1" '$1 == k { print $2 }'; }
     check "bsp time MAPE % (goal 10)" "$(get bsp_time_s_mape)" 10
-    check "bsp time worst % (goal 20)" "$(get bsp_time_s_worst)" 30
+    check "bsp time worst % (goal 20)" "$(get bsp_time_s_worst)" 20
     check "bsp DRAM bytes MAPE % (goal 15)" "$(get bsp_dram_bytes_mape)" 15
     check "vf (inductor) time MAPE %" "$(get vf_time_s_mape)" 15
     check "vf/bsp speedup mean |error| x (goal 0.1)" "$(get speedup_mean)" 0.2

@@ -382,7 +382,18 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles; /* fused epilogues (vf) */
         /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 (for a
          * convolution the A panel is gathered from the input window: im2col on the fly) */
-        double l2 = (double)t->tiles * (double)(t->tm + t->tn) * (double)kt * esz + (double)w->out_bytes;
+        double panels = (double)(t->tm + t->tn);
+        int mc = g->gemm_multicast_ctas;
+        if (mc > 1 && !w->align1 && op_is_gemm(w->type) && base >= mc) {
+            /* TMA multicast (sm_90+): cuBLAS's kernels run clusters of mc CTAs along one side of
+             * the output (nvjet kernel names "_1x2_" / "_2x1_" in the H200 traces,
+             * validation/apps/h200-apps-kernels.csv: 256x128 tiles in 1x2 clusters, 128x256 in
+             * 2x1) whose CTAs receive the larger operand panel from one L2 read (CUTLASS's
+             * SM90 TMA warp-specialized kernels, ClusterShape): it crosses L2 once per cluster */
+            double big = (double)(t->tm > t->tn ? t->tm : t->tn), sm2 = panels - big;
+            panels = big / (double)mc + sm2;
+        }
+        double l2 = (double)t->tiles * panels * (double)kt * esz + (double)w->out_bytes;
         if (w->type == OP_MATMUL && w->nin == 3)
             l2 += (double)w->in_bytes[2]; /* C, read in the epilogue */
         if (t->split_k > 1) /* fp32 partials written and read back for the reduction */

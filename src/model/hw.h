@@ -37,6 +37,8 @@ typedef struct hw_gpu {
     double col_reduce_partial_ns;   /* ATen column reduction: one serial partial-sum step */
     double norm_param_grad_ns_per_row; /* ATen's unsplit gamma/beta gradient reduction: per row */
     double unaligned_copy_bytes_per_clk_per_sm; /* element-wise (unvectorized) copies */
+    int gemm_multicast_ctas;        /* CTAs of a GEMM cluster that share one operand panel through
+                                       TMA multicast (sm_90+ cuBLAS kernels; 1 = none) */
     /* achievable fractions of each peak */
     double tensor_frac, simt_frac, dram_frac, l2_frac;
     /* energy */
