@@ -148,6 +148,77 @@ START_TEST(traffic_counted_once)
 }
 END_TEST
 
+/* Hidden-dimension streaming on an FFN whose weights fit no GPU's shared memory (x [8192, 4096]
+ * -> fc1 [4096, 14336] -> relu -> fc2 [14336, 4096] -> + x, 117 MB per weight): traffic recounted
+ * per tensor from the design's definition. Tiles are (128-row sub-block, f-column chunk):
+ * nsub = 64 sub-blocks, nch = 14336 / f chunks. L2: stage A reads the sub-block's x rows once
+ * per 256-column pass of each tile and its chunk of W1 (all of W1 once per sub-block), writes the
+ * tile; stage B reads every tile once per column slice (cj, 1 with the partial sums in L2) and
+ * its chunk of W2 (all of W2 once per sub-block), reads and writes the sub-block's fp32 partial
+ * sums every tile when they live in L2, writes out and reads x for the residual once (its
+ * sub-block still in L2). DRAM: x once, the weights once per row block (they do not fit beside
+ * it), out once; the [M, F] activations never. */
+START_TEST(hidden_streaming_counted_once)
+{
+    static const char *const GPUS[] = {"a100", "h200"};
+    for (size_t gi = 0; gi < 2; gi++) {
+        hw_gpu hw = kt_test_hw(GPUS[gi]);
+        arena a = {0};
+        wl_graph g;
+        op_work *w;
+        int64_t M = 8192, K = 4096, F = 14336;
+        mlp_res(&a, &g, &w, M, K, F);
+        ks_opts o;
+        ks_opts_default(&o);
+        cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+        ks_pipeline p;
+        kt_err e;
+        ck_assert_msg(ks_eval_segment(&hw, &g, w, &c, &o, 0, 3, &a, &p, &e) == 0, "%s", e.msg);
+        ck_assert_msg(p.hidden_cols > 0, "%s: the row design won", GPUS[gi]);
+        ck_assert_int_eq(p.nstages, 2);
+        ck_assert_int_eq(p.stages[0].nmembers, 2); /* fc1 + relu */
+        ck_assert_int_eq(p.stages[1].nmembers, 2); /* fc2 + res */
+        ck_assert_int_eq(p.stages[0].ctas + p.stages[1].ctas, hw.sm_count);
+        double f = (double)p.hidden_cols, nsub = (double)(M / 128), nch = ceil((double)F / f);
+        ck_assert_int_eq(p.tiles, (int64_t)(nsub * nch));
+        double xb = (double)(M * K * 2), hb = (double)(M * F * 2), wb = (double)(K * F * 2);
+        /* the design's choices: chunk f, partial sums in L2 or on chip over cj column slices
+         * (each CTA holding acc / cj bytes of a sub-block's fp32 partial sums) */
+        double acc = 128.0 * (double)K * 4, passes = ceil(f / 256);
+        double cj = p.hidden_acc_in_l2 ? 1.0 : round(acc / p.stages[1].acc_bytes_per_cta);
+        if (!p.hidden_acc_in_l2) /* its row groups of cj slices fit its CTAs */
+            ck_assert_int_le(p.stages[1].groups * (int)cj, p.stages[1].ctas);
+        double l2 = xb * passes * nch + nsub * wb + hb;                   /* stage A */
+        l2 += cj * hb + nsub * wb + (p.hidden_acc_in_l2 ? 2 * acc * nsub * nch : 0) + xb + xb; /* B */
+        ck_assert_msg(fabs((double)p.l2_bytes - l2) <= 1e-6 * l2,
+                      "%s: model %lld L2 bytes, recount %.0f", GPUS[gi], (long long)p.l2_bytes, l2);
+        double blocks = ceil((double)M / (double)p.row_block_rows);
+        ck_assert_int_eq(p.row_block_rows % 128, 0);
+        double rd = xb + 2 * wb * blocks;
+        ck_assert_msg(fabs((double)p.dram_read_bytes - rd) <= 1e-6 * rd,
+                      "%s: model %lld DRAM read bytes, recount %.0f", GPUS[gi],
+                      (long long)p.dram_read_bytes, rd);
+        ck_assert_int_eq(p.dram_write_bytes, M * K * 2);
+        ck_assert_int_eq(p.weight_reread_bytes, (int64_t)(2 * wb * (blocks - 1)));
+        arena_free(&a);
+    }
+    /* a 1024-wide MLP keeps its 2 MiB weights on chip: rows stream */
+    hw_gpu hw = a100();
+    arena a = {0};
+    wl_graph g;
+    op_work *w;
+    mlp_res(&a, &g, &w, 8192, 1024, 1024);
+    ks_opts o;
+    ks_opts_default(&o);
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+    ks_pipeline p;
+    kt_err e;
+    ck_assert(ks_eval_segment(&hw, &g, w, &c, &o, 0, 3, &a, &p, &e) == 0);
+    ck_assert_int_eq(p.hidden_cols, 0);
+    arena_free(&a);
+}
+END_TEST
+
 START_TEST(throughput_within_bounds)
 {
     hw_gpu hw = a100();
@@ -526,6 +597,7 @@ static Suite *suite(void)
     TCase *t = tcase_create("ks_eval_segment");
     tcase_add_test(t, equal_stages_split_evenly);
     tcase_add_test(t, traffic_counted_once);
+    tcase_add_test(t, hidden_streaming_counted_once);
     tcase_add_test(t, throughput_within_bounds);
     tcase_add_test(t, spills_beyond_the_persisting_limit);
     tcase_add_test(t, mapper_vs_brute_force_on_workloads);

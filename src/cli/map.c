@@ -87,10 +87,19 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
     }
     for (int i = 0; i < pl->npipelines; i++) {
         const ks_pipeline *p = &pl->p[i];
-        fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %lld rows (stream rows %lld)%s\n", i,
-                g->op[p->first_op].name, g->op[p->last_op].name, p->last_op - p->first_op + 1,
-                (long long)p->tiles, (long long)p->tile_rows, (long long)p->stream_rows,
-                p->barriers ? ", barriers" : "");
+        if (p->hidden_cols > 0)
+            fprintf(f, "\npipe%d: ops %s..%s (%d ops), hidden-dimension streaming: %lld tiles of %lld "
+                       "rows x %lld hidden columns (rows %lld, hidden %lld), row blocks of %lld rows, "
+                       "partial sums %s\n",
+                    i, g->op[p->first_op].name, g->op[p->last_op].name, p->last_op - p->first_op + 1,
+                    (long long)p->tiles, (long long)p->tile_rows, (long long)p->hidden_cols,
+                    (long long)p->stream_rows, (long long)p->hidden_dim,
+                    (long long)p->row_block_rows, p->hidden_acc_in_l2 ? "in L2" : "on chip");
+        else
+            fprintf(f, "\npipe%d: ops %s..%s (%d ops), %lld tiles of %lld rows (stream rows %lld)%s\n", i,
+                    g->op[p->first_op].name, g->op[p->last_op].name, p->last_op - p->first_op + 1,
+                    (long long)p->tiles, (long long)p->tile_rows, (long long)p->stream_rows,
+                    p->barriers ? ", barriers" : "");
         fprintf(f, "  time %.2f us (fill %.2f us, setup %.2f us, period %.4g us), bottleneck %s; "
                    "dram rd %.3f MB wr %.3f MB (",
                 p->time_s * 1e6, p->fill_s * 1e6, p->setup_s * 1e6, p->period_s * 1e6, p->bottleneck,
@@ -239,6 +248,11 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
                 p->last_op - p->first_op + 1, (long long)p->stream_rows, (long long)p->tile_rows,
                 (long long)p->tiles, p->barriers);
         out_json_num(f, p->time_s);
+        if (p->hidden_cols > 0) /* hidden-dimension streaming only */
+            fprintf(f, ", \"hidden_cols\": %lld, \"hidden_dim\": %lld, \"row_block_rows\": %lld, "
+                       "\"partial_sums\": \"%s\"",
+                    (long long)p->hidden_cols, (long long)p->hidden_dim, (long long)p->row_block_rows,
+                    p->hidden_acc_in_l2 ? "l2" : "chip");
         out_json_knum(f, "fill_s", p->fill_s);
         out_json_knum(f, "setup_s", p->setup_s);
         out_json_knum(f, "period_s", p->period_s);

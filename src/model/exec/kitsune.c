@@ -169,6 +169,7 @@ typedef struct pipe_reeval_arg {
     int first, last, nstages;
     int64_t tile_rows;
     const int *ctas;
+    int64_t hidden_cols; /* a hidden-dimension pipeline: its chunk width (0: rows stream) */
 } pipe_reeval_arg;
 
 /* The pipeline rebuilt at clock f with the same allocation and tiles (stage rates, queue rates,
@@ -182,6 +183,7 @@ static int pipe_reeval(const void *arg, double clock_MHz, arena *a, cost_result 
     x.rate = arena_calloc(a, (size_t)(r->last - r->first + 1) + 1, sizeof *x.rate);
     x.rate_first_op = r->first;
     x.rate_arena = a;
+    x.force_hidden_cols = r->hidden_cols;
     ks_pipeline p;
     if (!x.rate || pipe_build(&x, r->first, r->last, 0, r->ctas, r->tile_rows, a, &p) ||
         p.nstages != r->nstages)
@@ -208,7 +210,8 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
         return -1;
     for (int s = 0; s < p->nstages; s++)
         ctas[s] = p->stages[s].ctas;
-    *r = (pipe_reeval_arg){x->kept, p->first_op, p->last_op, p->nstages, p->tile_rows, ctas};
+    *r = (pipe_reeval_arg){x->kept, p->first_op, p->last_op, p->nstages, p->tile_rows, ctas,
+                           p->hidden_acc_in_l2 ? -p->hidden_cols : p->hidden_cols};
     pipe_cost(&x->env, p, &it->c);
     it->reeval = pipe_reeval;
     it->reeval_arg = r;

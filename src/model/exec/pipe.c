@@ -69,8 +69,8 @@ enum { PIPE_MIN_SLICE_COLS = 16 };
 
 const char *ks_split_name(ks_split s)
 {
-    static const char *const N[] = {"row", "column", "row x column", "reduction"};
-    return s <= KS_SPLIT_REDUCE ? N[s] : "?";
+    static const char *const N[] = {"row", "column", "row x column", "reduction", "hidden"};
+    return s <= KS_SPLIT_HIDDEN ? N[s] : "?";
 }
 
 const char *ks_limit_name(ks_limit l)
@@ -1056,8 +1056,410 @@ static void cache_trim(pipe_env *x)
     x->cache_bytes = 0;
 }
 
-int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
-               int64_t force_tile_rows, arena *a, ks_pipeline *p)
+/* ---- Hidden-dimension streaming (Kitsune paper section 4: "Linear -> elementwise -> Linear with
+ * a large hidden dimension", capacity "solved by splitting hidden dimensions spatially", split-K
+ * partial sums reduced on the way) ----
+ * A segment G1.. -> E.. -> G2 -> T..: the G1 GEMMs (one, or several such as gate and up) read one
+ * activation X [M, D] from outside the segment and weights [D, F]; the element-wise ops E combine
+ * their [M, F] outputs; G2 contracts the result over F with a weight [F, D']; the element-wise
+ * tail T (a residual add) finishes the [M, D'] output. Rows stream in sub-blocks of tm rows and
+ * the hidden dimension in chunks of f columns; a tile is one (sub-block, chunk).
+ * - Stage A (the G1 GEMMs, E as their epilogue) computes a tile from the sub-block's X rows and
+ *   the chunk's weight columns, and queues its [tm, f] result.
+ * - Stage B (G2 with T as its epilogue) multiplies the tile by the chunk's rows of W2 and adds the
+ *   [tm, D'] partial product into fp32 accumulators: the split-K partial sums are reduced where
+ *   they live, not sent through a tree of queues (a tree would move tm x D' x 4 bytes per tile
+ *   through L2; a multicast of the [tm, f] tile to the accumulating CTAs moves cj x tm x f x 2).
+ *   B's CTAs form row groups of cj column slices, cj the fewest that hold a sub-block's
+ *   tm x D' accumulators on chip (half the register file and the shared memory the GEMM's
+ *   operand stages leave, as for reductions); each tile goes to the cj CTAs of its group. The
+ *   groups hold R = tm x groups rows of accumulators at once: a row block. With fewer CTAs than
+ *   cj the accumulators live in L2 instead (read and written back every tile), and a row block
+ *   is what the L2 beside the rings holds of them.
+ * - DRAM: X once; every weight chunk once per row block (once in all when the weights fit the L2
+ *   left beside the rings and the row block's X), shared by the block's sub-blocks through L2;
+ *   the output and the tail's other inputs once; an [M, F] tensor only when something outside
+ *   the segment reads it.
+ * Per tile at (cA, cB) CTAs: compute = each stage's members on its CTAs over all tiles (rate_at)
+ * / N; L2 bytes: A reads the sub-block's X rows and its chunk of every G1 weight and writes the
+ * tile; B reads the tile once per column slice and the chunk of W2; port and queue sync as for
+ * row stages. The pipeline period is the slowest stage, L2 or DRAM, as for row pipelines. The
+ * search tries every split cA + cB = #SMs of the tensor pool and chunks of HID_CHUNK_* columns. */
+enum { HID_CHUNK_MIN = 128, HID_CHUNK_MAX = 2048 };
+/* Widest output tile of a CTA's GEMM (cost.c's largest tile side): a wider chunk is computed in
+ * passes, each reading the sub-block's X rows again from L2. */
+enum { HID_PASS_COLS = 256 };
+/* Designs this close to the fastest count as fast (the DRAM bytes decide among them). */
+#define HID_TIME_SLACK 0.01
+
+typedef struct hid_pat {
+    int na, nb;          /* members of stage A (G1s, E) and B (G2, T), in op order */
+    int *ma, *mb;
+    int g2, x_root, h_root;
+    int64_t M, D, F, Dout;
+    double esz;          /* bytes per element of the queued [M, F] tensor */
+    double x_bytes, x_dram;            /* X, and its bytes missing L2 */
+    double w1_bytes, w1_dram, w2_bytes, w2_dram; /* weights (and biases) of stage A, of B */
+    double tail_bytes, tail_dram;      /* the tail's row-aligned inputs from outside */
+    double tail_x_bytes;               /* the tail's reads of X (from L2 with its row block) */
+    double out_write, mid_write;       /* written to DRAM: B's outputs and A's [M, F] tensors
+                                          that are read after the segment or kept */
+} hid_pat;
+
+/* Whether ops first..last form the hidden-dimension pattern; 1 (h filled), 0, or -1 (memory). */
+static int hid_match(const pipe_env *x, int first, int last, hid_pat *h, arena *a)
+{
+    const wl_graph *g = x->g;
+    const op_work *w = x->w;
+    memset(h, 0, sizeof *h);
+    h->g2 = h->x_root = h->h_root = -1;
+    int64_t F = -1;
+    for (int i = first; i <= last; i++) { /* fail fast: most segments are not this pattern */
+        if (w[i].kind == OPK_FREE)
+            continue;
+        const wl_op *o = &g->op[i];
+        if (o->nout != 1)
+            return 0;
+        if (w[i].kind == OPK_GEMM) {
+            if (w[i].batch != 1 || o->nin < 2 || reduces_stream(x, i) || op_is_conv(o->type) ||
+                g->t[x->root[o->in[1]]].kind != TK_WEIGHT ||
+                (o->nin == 3 && g->t[x->root[o->in[2]]].kind != TK_WEIGHT))
+                return 0;
+            int pr = g->t[x->root[o->in[0]]].producer;
+            if (pr < first || pr > last) { /* a G1: reads X from outside */
+                if (h->g2 >= 0 || (h->x_root >= 0 && h->x_root != x->root[o->in[0]]) ||
+                    (F >= 0 && (w[i].n != F || w[i].m != h->M || w[i].k != h->D)))
+                    return 0;
+                h->x_root = x->root[o->in[0]];
+                F = w[i].n;
+                h->M = w[i].m;
+                h->D = w[i].k;
+            } else if (h->g2 >= 0 || F < 0 || w[i].k != F || w[i].m != h->M) {
+                return 0;
+            } else {
+                h->g2 = i;
+                h->h_root = x->root[o->in[0]];
+                h->Dout = w[i].n;
+            }
+            continue;
+        }
+        if (!(op_info_of(o->type)->flags & OPF_ELEMENTWISE) || w[i].flops_tensor > 0 || F < 0)
+            return 0;
+        const wl_tensor *y = &g->t[o->out[0]];
+        int64_t cols = y->ndim > 0 ? y->dim[y->ndim - 1] : 1;
+        if (rows_of(y) != h->M || cols != (h->g2 < 0 ? F : h->Dout))
+            return 0;
+        for (int j = 0; j < o->nin; j++) {
+            const wl_tensor *t = &g->t[x->root[o->in[j]]];
+            int pr = t->producer;
+            if (pr >= first && pr <= last) {
+                if (h->g2 >= 0 && pr < h->g2)
+                    return 0; /* the tail reads what G2 and the tail produce */
+            } else if (t->kind != TK_WEIGHT && (h->g2 < 0 || rows_of(t) != h->M)) {
+                return 0; /* before G2 only weights (biases) come from outside */
+            }
+        }
+    }
+    if (h->g2 < 0 || h->M < Q_TILE_ROWS || F < 2 * HID_CHUNK_MIN)
+        return 0;
+    int n = last - first + 1;
+    h->ma = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    h->mb = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    if (!h->ma || !h->mb)
+        return -1;
+    h->F = F;
+    h->esz = (double)dt_bytes(g->t[h->h_root].dt);
+    h->x_bytes = (double)g->t[h->x_root].bytes;
+    int x_seen = 0;
+    for (int i = first; i <= last; i++) {
+        if (w[i].kind == OPK_FREE)
+            continue;
+        const wl_op *o = &g->op[i];
+        int in_b = i >= h->g2;
+        if (in_b)
+            h->mb[h->nb++] = i;
+        else
+            h->ma[h->na++] = i;
+        for (int j = 0; j < o->nin; j++) {
+            const wl_tensor *t = &g->t[x->root[o->in[j]]];
+            int pr = t->producer;
+            if (pr >= first && pr <= last)
+                continue;
+            double b = (double)w[i].in_bytes[j], miss = (double)op_input_miss(x, i, j);
+            if (x->root[o->in[j]] == h->x_root) {
+                if (!x_seen)
+                    h->x_dram = miss;
+                x_seen = 1;
+                if (in_b) /* the tail reads X again (a residual): its sub-block is still in L2 */
+                    h->tail_x_bytes += b;
+            } else if (t->kind == TK_WEIGHT) {
+                h->w1_bytes += in_b ? 0 : b;
+                h->w1_dram += in_b ? 0 : miss;
+                h->w2_bytes += in_b ? b : 0;
+                h->w2_dram += in_b ? miss : 0;
+            } else {
+                h->tail_bytes += b;
+                h->tail_dram += miss;
+            }
+        }
+        int r = x->root[o->out[0]];
+        if (x->max_reader[r] > last || x->must_write[r]) {
+            if (in_b)
+                h->out_write += (double)w[i].out_bytes;
+            else
+                h->mid_write += (double)w[i].out_bytes;
+        }
+    }
+    return 1;
+}
+
+/* One hidden-dimension design: chunk f, cA and cB CTAs. */
+typedef struct hid_eval {
+    double time_s, period_s, fill_s, N, nsub, nch;
+    double comp[2], port[2], sync[2], per[2], l2[2], dram_tile[2];
+    int lim[2];
+    int cj, groups, spill;
+    int64_t R;
+    double acc_per_cta, storage, spill_frac, l2_tile, dram_tile_all, dram_rd, dram_wr, w_rd;
+    double tile_bytes;
+    const char *bott;    /* NULL: a stage (bott_stage) */
+    int bott_stage;
+} hid_eval;
+
+static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB, int in_l2,
+                        hid_eval *e)
+{
+    const hw_gpu *hw = x->hw;
+    double clk = x->c.clock_MHz, tm = (double)Q_TILE_ROWS;
+    memset(e, 0, sizeof *e);
+    e->nsub = (double)cdiv64(h->M, Q_TILE_ROWS);
+    e->nch = (double)cdiv64(h->F, f);
+    double N = e->nsub * e->nch;
+    e->N = N;
+    int c[2] = {cA, cB};
+    for (int s = 0; s < 2; s++)
+        for (int m = 0; m < (s ? h->nb : h->na); m++)
+            e->comp[s] += rate_at(x, s ? h->mb[m] : h->ma[m], c[s])->compute_s;
+    /* B's accumulators: a sub-block's tm x D' fp32 partial sums over cj column slices */
+    double room = hw_smem_bytes(hw) - x->smem_cta[h->g2];
+    double acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
+    double acc_sub = tm * (double)h->Dout * KS_PARTIAL_BYTES;
+    int cj = (int)ceil(acc_sub / acc_cap);
+    cj = cj < 1 ? 1 : cj;
+    e->cj = cj;
+    e->groups = cB / cj;
+    e->spill = in_l2 || e->groups < 1;
+    double l2_room = l2_bcast_room(hw);
+    double tile = tm * (double)f * h->esz;
+    /* rings: each A CTA double-buffers its tile */
+    e->storage = (double)Q_DEPTH_DEFAULT * tile * cA;
+    /* accumulators in L2 share the persisting set-aside with the rings; beyond it, DRAM */
+    double acc_room = hw_l2_persist_bytes(hw) - e->storage;
+    int64_t rb = e->spill ? (int64_t)floor(acc_room / acc_sub) : e->groups;
+    int acc_dram = e->spill && rb < 1;
+    rb = rb < 1 ? 1 : rb;
+    e->R = rb * Q_TILE_ROWS < h->M ? rb * Q_TILE_ROWS : h->M;
+    if (e->spill) {
+        e->groups = cB;
+        e->cj = 1;
+        e->acc_per_cta = 0;
+    } else {
+        e->acc_per_cta = acc_sub / cj;
+    }
+    e->tile_bytes = tile;
+    /* L2 per tile: A reads the sub-block's X rows, its chunk of the G1 weights, writes the tile
+     * (and A's tensors read outside, on their way to DRAM); B reads the tile per column slice,
+     * its chunk of W2, spilled partial sums twice, and per sub-block the output written and the
+     * tail's inputs read */
+    double passes = (double)cdiv64(f, HID_PASS_COLS);
+    e->l2[0] = h->x_bytes / e->nsub * passes + h->w1_bytes / e->nch + tile + h->mid_write / N;
+    e->l2[1] = tile * e->cj + h->w2_bytes / e->nch + (e->spill ? 2 * acc_sub : 0) +
+               (h->out_write + h->tail_bytes + h->tail_x_bytes) / N;
+    /* DRAM: X once (again per chunk when a row block's X does not stay in L2), weights once per
+     * row block unless they fit beside it, outputs once */
+    double blocks = (double)cdiv64(h->M, e->R);
+    double xblock = (double)e->R * (double)h->D * h->esz;
+    double wall = h->w1_bytes + h->w2_bytes;
+    e->w_rd = h->w1_dram + h->w2_dram;
+    if (blocks > 1 && wall + xblock > l2_room)
+        e->w_rd += (blocks - 1) * wall;
+    double x_rd = h->x_dram + (xblock > l2_room ? (e->nch - 1) * h->x_bytes + h->tail_x_bytes : 0);
+    e->spill_frac = q_spill_frac(e->storage, hw_l2_persist_bytes(hw));
+    double ring_spill = e->spill_frac * 2.0 * (double)h->M * (double)h->F * h->esz;
+    double acc_spill = acc_dram ? acc_sub * N : 0; /* partial sums through DRAM, each way */
+    e->dram_rd = x_rd + e->w_rd + h->tail_dram + ring_spill / 2 + acc_spill;
+    e->dram_wr = h->out_write + h->mid_write + ring_spill / 2 + acc_spill;
+    e->dram_tile[0] = (x_rd + e->w_rd * h->w1_bytes / (wall > 0 ? wall : 1)) / N;
+    e->dram_tile[1] = e->w_rd * h->w2_bytes / (wall > 0 ? wall : 1) / N;
+    double tsync = q_sync_s(hw);
+    double xfers[2] = {1.0, (double)e->cj}; /* A writes one ring per tile; B's slices read it */
+    double P = 0;
+    e->bott_stage = 0;
+    for (int s = 0; s < 2; s++) {
+        double ports = (double)(c[s] < hw->sm_count ? c[s] : hw->sm_count);
+        e->port[s] = e->l2[s] / (ports * port_Bps(hw, clk));
+        e->sync[s] = tsync * xfers[s] / c[s];
+        double comp = e->comp[s] / N;
+        e->per[s] = fmax(comp, fmax(e->port[s], e->sync[s]));
+        e->lim[s] = e->per[s] == comp ? KS_LIMIT_COMPUTE : e->per[s] == e->port[s] ? KS_LIMIT_PORT
+                                                                                  : KS_LIMIT_QUEUE;
+        if (e->per[s] > P) {
+            P = e->per[s];
+            e->bott_stage = s;
+        }
+    }
+    double inflight = roof_inflight_full(hw);
+    e->l2_tile = e->l2[0] + e->l2[1];
+    e->dram_tile_all = (e->dram_rd + e->dram_wr) / N;
+    e->bott = NULL;
+    if (e->l2_tile / roof_l2_Bps(hw, hw->sm_count, inflight, clk) > P) {
+        P = e->l2_tile / roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+        e->bott = "l2";
+    }
+    if (e->dram_tile_all / roof_dram_Bps(hw, hw->sm_count, inflight) > P) {
+        P = e->dram_tile_all / roof_dram_Bps(hw, hw->sm_count, inflight);
+        e->bott = "dram";
+    }
+    e->period_s = P;
+    e->fill_s = e->per[0] + e->per[1] + q_tile_s(hw, fmin(tile, Q_PAYLOAD_MAX_BYTES), clk);
+    e->time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + e->fill_s + (N - 1) * P;
+}
+
+/* The hidden-dimension pipeline of ops first..last: the fastest (chunk, cA, cB) over every split
+ * of the tensor pool, or the imposed one (force: the two CTA counts, chunk force_cols). 1 (p
+ * built), 0 (not the pattern, or no split of the SMs: fewer than two), -1 (memory). */
+static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t force_cols,
+                     arena *a, ks_pipeline *p)
+{
+    hid_pat h;
+    int m = hid_match(x, first, last, &h, a);
+    if (m <= 0)
+        return m;
+    const hw_gpu *hw = x->hw;
+    int S = hw->sm_count;
+    /* the pattern's reason to exist: weights that the row design cannot keep on chip even spread
+     * over every SM's shared memory (a 256-wide MLP streams rows with its weights resident) */
+    if (S < 2 || hw_has_stage_body(hw) || h.w1_bytes + h.w2_bytes <= (double)S * hw_smem_bytes(hw))
+        return 0;
+    hid_eval best, e;
+    memset(&best, 0, sizeof best);
+    best.time_s = INFINITY;
+    int64_t best_f = 0;
+    int cA = 0, cB = 0, best_l2m = 0;
+    int force_in_l2 = force_cols < 0; /* an imposed design with its accumulators in L2 */
+    if (force_cols < 0)
+        force_cols = -force_cols;
+    /* the fastest design; among those within HID_TIME_SLACK of it, the fewest DRAM bytes (a
+     * compute-bound pipeline is as fast with its weights read once as with them read per block) */
+    double tmin = INFINITY, best_dram = INFINITY;
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2) {
+            if (force && f != force_cols)
+                continue;
+            for (int a0 = force ? force[0] : 1; a0 <= (force ? force[0] : S - 1); a0++) {
+                int b0 = force ? force[1] : S - a0;
+                if (a0 < 1 || b0 < 1)
+                    continue;
+                for (int l2m = 0; l2m <= 1; l2m++) { /* accumulators on chip, or in L2 */
+                    if (force && l2m != force_in_l2)
+                        continue;
+                    hid_eval_at(x, &h, f, a0, b0, l2m, &e);
+                    double dram = e.dram_rd + e.dram_wr;
+                    if (pass == 0) {
+                        tmin = fmin(tmin, e.time_s);
+                    } else if (e.time_s <= tmin * (1 + HID_TIME_SLACK) &&
+                               dram < best_dram * (1 - 1e-12)) {
+                        best = e;
+                        best_dram = dram;
+                        best_f = f;
+                        best_l2m = l2m;
+                        cA = a0;
+                        cB = b0;
+                    }
+                }
+            }
+        }
+    if (!best_f)
+        return 0;
+    memset(p, 0, sizeof *p);
+    p->first_op = first;
+    p->last_op = last;
+    p->nstages = 2;
+    p->stages = arena_calloc(a, 2, sizeof *p->stages);
+    p->queues = arena_calloc(a, 1, sizeof *p->queues);
+    if (!p->stages || !p->queues)
+        return -1;
+    const op_work *w = x->w;
+    for (int s = 0; s < 2; s++) {
+        ks_stage *st = &p->stages[s];
+        st->members = s ? h.mb : h.ma;
+        st->nmembers = s ? h.nb : h.na;
+        st->op = s ? h.g2 : h.ma[0];
+        st->tensor = 1;
+        st->ctas = s ? cB : cA;
+        st->groups = s ? best.groups : cA;
+        st->split = KS_SPLIT_HIDDEN;
+        st->period_s = best.per[s];
+        st->compute_s = best.comp[s] / best.N;
+        st->port_s = best.port[s];
+        st->queue_s = best.sync[s];
+        st->fill_s = best.per[s];
+        st->limit = (ks_limit)best.lim[s];
+        st->l2_bytes_per_tile = best.l2[s];
+        st->dram_bytes_per_tile = best.dram_tile[s];
+        st->bcast_bytes = s ? h.w2_bytes : h.w1_bytes;
+        st->bcast_in_l2 = 1;
+        st->acc_bytes_per_cta = s ? best.acc_per_cta : 0;
+        st->acc_spills = s ? best.spill : 0;
+        for (int k = 0; k < st->nmembers; k++)
+            p->flops = kt_count_add(p->flops, kt_count_add(w[st->members[k]].flops_tensor,
+                                                            w[st->members[k]].flops_simt));
+    }
+    p->nqueues = 1;
+    ks_queue *u = &p->queues[0];
+    u->tensor = h.h_root;
+    u->producer_stage = 0;
+    u->nconsumers = 1;
+    u->depth = Q_DEPTH_DEFAULT;
+    u->tile_bytes = kt_count_of(best.tile_bytes);
+    u->payload_bytes = (int64_t)fmax(1.0, fmin(best.tile_bytes, Q_PAYLOAD_MAX_BYTES));
+    u->storage_bytes = kt_count_of(best.storage);
+    u->spill_frac = best.spill_frac;
+    u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, x->c.clock_MHz) / 1e9;
+    p->stream_rows = h.M;
+    p->tile_rows = Q_TILE_ROWS;
+    p->hidden_cols = best_f;
+    p->hidden_acc_in_l2 = best_l2m;
+    p->hidden_dim = h.F;
+    p->row_block_rows = best.R;
+    p->tiles = (int64_t)best.N;
+    p->period_s = best.period_s;
+    p->throughput_tiles_per_s = best.period_s > 0 ? 1.0 / best.period_s : 0;
+    p->bottleneck_stage = best.bott ? -1 : best.bott_stage;
+    p->bottleneck = best.bott ? best.bott : x->g->op[p->stages[best.bott_stage].op].name;
+    p->fill_s = best.fill_s;
+    p->time_s = best.time_s;
+    p->l2_bytes_per_tile = best.l2_tile;
+    p->dram_bytes_per_tile = best.dram_tile_all;
+    p->l2_bytes = kt_count_of(best.l2_tile * best.N);
+    p->dram_read_bytes = kt_count_of(best.dram_rd);
+    p->dram_write_bytes = kt_count_of(best.dram_wr);
+    p->queue_storage_bytes = kt_count_of(best.storage);
+    p->queue_budget_bytes = kt_count_of(hw_l2_persist_bytes(hw));
+    p->spilled_bytes = kt_count_of(best.spill_frac * 2.0 * (double)h.M * (double)h.F * h.esz);
+    p->weight_bytes = kt_count_of(h.w1_bytes + h.w2_bytes);
+    p->weight_reread_bytes = kt_count_of(fmax(0.0, best.w_rd - h.w1_dram - h.w2_dram));
+    p->ilp_status = ILP_EXACT;
+    p->ilp_status_name = force ? "imposed" : "exact search (hidden-dimension streaming)";
+    p->ilp_objective_s = p->ilp_bound_s = best.time_s;
+    p->ext_read_bytes = kt_count_of(h.x_dram + h.tail_dram);
+    p->ext_write_bytes = kt_count_of(h.out_write + h.mid_write);
+    p->queue_traffic_bytes = kt_count_of((double)h.M * (double)h.F * h.esz);
+    return 1;
+}
+
+static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const int *force,
+                           int64_t force_tile_rows, arena *a, ks_pipeline *p)
 {
     cache_trim(x);
     memset(p, 0, sizeof *p);
@@ -1192,6 +1594,27 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
     return 0;
 }
 
+int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
+               int64_t force_tile_rows, arena *a, ks_pipeline *p)
+{
+    if (force && x->force_hidden_cols != 0 && !x->force_stage_of) {
+        int r = hid_build(x, first, last, force, x->force_hidden_cols, a, p);
+        return r > 0 ? 0 : -1;
+    }
+    if (pipe_build_rows(x, first, last, use_ilp, force, force_tile_rows, a, p))
+        return -1;
+    if (force || force_tile_rows > 0 || x->force_stage_of)
+        return 0;
+    /* the hidden-dimension design of the same ops, when they form its pattern: the faster one */
+    ks_pipeline hp;
+    int r = hid_build(x, first, last, NULL, 0, a, &hp);
+    if (r < 0)
+        return -1;
+    if (r > 0 && (p->infeasible || hp.time_s < p->time_s))
+        *p = hp;
+    return 0;
+}
+
 /* stage_at of stage s at c CTAs, kept in its cache entry ent (the estimate meets the same
  * stage at the same count in many segments); without an entry, computed into scratch from a.
  * NULL when memory runs out. */
@@ -1222,8 +1645,8 @@ static const pipe_at *stage_at_cached(pipe_env *x, const ks_pipeline *p, const d
     return n;
 }
 
-int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
-                  int *nstages)
+static int pipe_estimate_rows(pipe_env *x, int first, int last, arena *a, double *time_s,
+                              int64_t *dram_bytes, int *nstages)
 {
     cache_trim(x);
     const hw_gpu *hw = x->hw;
@@ -1291,6 +1714,25 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
     *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
               (double)(p.barriers + 1) * (N - 1) * P;
     *dram_bytes = kt_count_of(dram * N + dram_once + d.reduce_write);
+    return 0;
+}
+
+int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
+                  int *nstages)
+{
+    if (pipe_estimate_rows(x, first, last, a, time_s, dram_bytes, nstages))
+        return -1;
+    if (x->force_stage_of)
+        return 0;
+    ks_pipeline hp;
+    int r = hid_build(x, first, last, NULL, 0, a, &hp);
+    if (r < 0)
+        return -1;
+    if (r > 0 && (*time_s < 0 || hp.time_s < *time_s)) {
+        *time_s = hp.time_s;
+        *dram_bytes = kt_count_add(hp.dram_read_bytes, hp.dram_write_bytes);
+        *nstages = hp.nstages;
+    }
     return 0;
 }
 

@@ -14,8 +14,10 @@
  *  (of the output and of the weight), each reading the whole input tile (multicast); a stage of
  *  c CTAs in g groups runs g row groups of c/g column slices (g = c: row, g = 1: column).
  *  Reduction: the output is not row-aligned (weight gradients, bias gradients): each CTA
- *  accumulates its slice of it over all tiles. */
-typedef enum ks_split { KS_SPLIT_ROW, KS_SPLIT_COL, KS_SPLIT_2D, KS_SPLIT_REDUCE } ks_split;
+ *  accumulates its slice of it over all tiles. Hidden: a hidden-dimension pipeline's stage (see
+ *  ks_pipeline.hidden_cols): tiles are (row sub-block, hidden chunk); the contracting stage's
+ *  CTAs are row groups of column slices accumulating split-K partial sums. */
+typedef enum ks_split { KS_SPLIT_ROW, KS_SPLIT_COL, KS_SPLIT_2D, KS_SPLIT_REDUCE, KS_SPLIT_HIDDEN } ks_split;
 
 /** Why a stage runs at its rate ("compute", "l2 port", "queue sync", "stage body": a runtime's
  *  per-tile hand-offs, loads, math and stores, one tile at a time per CTA, hw stage_body). */
@@ -77,7 +79,13 @@ typedef struct ks_pipeline {
     ks_queue *queues;
     int64_t stream_rows;     /* streamed dimension M (rows of the largest activation) */
     int64_t tile_rows;       /* rows per tile (chosen: the fastest of PIPE_TILE_ROWS_*) */
-    int64_t tiles;           /* ceil(M / tile_rows) */
+    int64_t tiles;           /* ceil(M / tile_rows); hidden streaming: x ceil(F / hidden_cols) */
+    int64_t hidden_cols;     /* 0: rows stream; else the hidden dimension F streams in chunks of
+                                this many columns within each row sub-block (hidden streaming) */
+    int64_t hidden_dim;      /* F (hidden streaming) */
+    int hidden_acc_in_l2;    /* hidden streaming: the partial sums live in L2 (else on chip) */
+    int64_t row_block_rows;  /* hidden streaming: rows whose accumulators are live at once; each
+                                weight is read from DRAM once per such row block */
     int barriers;            /* in-pipeline tensors that are not streamed (consumers wait) */
     double period_s;         /* seconds per tile in steady state */
     double throughput_tiles_per_s;
@@ -144,6 +152,10 @@ typedef struct pipe_env {
     /* a design imposed by the caller (map --stages): per op (graph index) its stage, -1 for a
      * free op; NULL: the model's own stages (epilogue fusion) */
     const int *force_stage_of;
+    /* with an imposed allocation (pipe_build's force): rebuild the hidden-dimension design with
+     * chunks of this many columns (0: the row design; negative: its accumulators in L2);
+     * re-evaluations at another clock */
+    int64_t force_hidden_cols;
     /* a stage_body runtime: CTAs per SM of its kernel (one pool of ctas_per_sm x #SMs CTAs for
      * all stages) and how many share an SM at the allocation evaluated (>= 1) */
     int body_ctas_per_sm;
@@ -188,7 +200,7 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
  *  members may join either pool). The selection's branch and bound uses it: a
  *  segment it rules out could not have won, so the choice is the same. */
 double pipe_estimate_lb(const pipe_env *x, int first, int last);
-/** "row", "column", "row x column", "reduction". */
+/** "row", "column", "row x column", "reduction", "hidden". */
 const char *ks_split_name(ks_split s);
 /** "compute", "l2 port", "queue sync", "stage body". */
 const char *ks_limit_name(ks_limit l);
