@@ -4,7 +4,7 @@
 microbenchmarks of the mechanisms the model lacks. One call writes everything under OUT.
 
   python3 run_apps.py [--out DIR] [--budget-s 500] [--quick] [--no-ncu] [--no-micro]
-                      [--no-compile] [--workers N] [--cpu]
+                      [--no-compile] [--workers N] [--apps A,B] [--cpu]
   (internal) run_apps.py ncu-child CASES.json ORDER.json DEADLINE
   (internal) run_apps.py compile-worker CASES.json LOG.jsonl DEADLINE
 
@@ -1127,6 +1127,9 @@ def main():
         log(results["env"].get("nvidia_smi", ""))
     flush = Flusher()
     cases = all_cases(quick)
+    only = opt("--apps", "")  # a comma-separated subset of the applications
+    if only:
+        cases = [c for c in cases if c[1] in only.split(",")]
     defaults = [c for c in cases if c[0] == 0]
     others = [c for c in cases if c[0] != 0]
 
