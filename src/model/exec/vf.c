@@ -998,6 +998,11 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
  * rgb_fc2, whose arithmetic intensity is below it; it did not pad batched products;
  * validation/apps/h200-apps-kernels.csv.) */
 #define VF_INDUCTOR_PAD_MARGIN 1.1 /* pad_mm's shape_padding_multiplier */
+/* is_mm_compute_bound (torch/_inductor/fx_passes/pad_mm.py): machine_balance * 0.5, with the
+ * peak from triton.testing.get_max_tensorcore_tflops (num_subcores = 4 per SM, 512 ops per
+ * sub-core per clock for fp16/bf16 on sm_80 and later: 2048 per SM) */
+#define VF_PAD_BALANCE_FRAC 0.5
+enum { VF_TRITON_TC_OPS_PER_CLK_PER_SM = 2048 };
 
 static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
 {
@@ -1024,6 +1029,15 @@ static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost
     /* batched products stay unpadded: torch.compile never padded DLRM's batched 27x27
      * interaction (bmm) at any of its three sizes, while it padded the 2-D GEMMs next to it */
     if (!gw->align1 || gw->batch > 1 || op_gemm_pad_bytes(g, &g->op[mo], pb))
+        return 0;
+    /* pad_mm's pre-filter (is_mm_compute_bound): only GEMMs whose arithmetic intensity
+     * MNK / (MK + NK + MN) exceeds half of the machine balance Inductor estimates are benchmarked;
+     * the balance is Triton's tensor-core peak (get_max_tensorcore_tflops: 4 sub-cores x 512
+     * bf16/fp16 ops per clock per SM, at the SM clock) over the DRAM bandwidth */
+    double gm = (double)gw->m, gn = (double)gw->n, gk = (double)gw->k;
+    double ai = gm * gn * gk / (gm * gk + gn * gk + gm * gn);
+    double peak = (double)hw->sm_count * VF_TRITON_TC_OPS_PER_CLK_PER_SM * hw->clock_MHz * 1e6;
+    if (!(ai > VF_PAD_BALANCE_FRAC * peak / (hw->dram_bandwidth_GBps * 1e9)))
         return 0;
     cost_result orig, r;
     cost_eval(hw, gw, hw->sm_count, c, inb, outb, &orig);
