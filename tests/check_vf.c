@@ -546,6 +546,22 @@ START_TEST(test_inductor_pad)
     /* bsp (eager) runs the alignment-1 kernel; inductor's three kernels are faster by > 1.1x */
     ck_assert(b.time_s > 1.1 * v.time_s);
     arena_free(&a);
+    /* pad_mm's pre-filter: K = 63 (NeRF's fc1) has arithmetic intensity
+     * 262144 x 256 x 63 / (262144 x 63 + 256 x 63 + 262144 x 256) = 50.54, below half the balance
+     * of Triton's peak and the DRAM bandwidth on h200.json: 0.5 x 132 x 2048 x 1830e6 / 4800e9 =
+     * 51.53; not benchmarked, not padded: one alignment-1 kernel */
+    arena a2 = {0};
+    char pad63[1024];
+    ck_assert_uint_lt(strlen(PAD), sizeof pad63);
+    snprintf(pad63, sizeof pad63, "%s", PAD);
+    for (char *q = strstr(pad63, "319"); q; q = strstr(q, "319"))
+        memcpy(q, " 63", 3); /* K = 63, the same JSON length */
+    load_wl(pad63, &a2, &g);
+    run_policy(&h200, &g, VF_INDUCTOR, 0, NULL, &a2, &b, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_str_eq(v.items[0].type, "linear");
+    /* (the K = 319 product above has intensity 141.8 > 51.53: benchmarked, padded) */
+    arena_free(&a2);
 }
 END_TEST
 
