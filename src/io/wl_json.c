@@ -200,7 +200,7 @@ static int load_tensors(const cJSON *root, const char *file, wl_graph *g, wl_nam
     return 0;
 }
 
-static int load_attrs(const cJSON *aj, const char *file, const char *path, wl_graph *g,
+static int load_attrs(const cJSON *aj, int type, const char *file, const char *path, wl_graph *g,
                       wl_attr **out, int *nout, kt_err *e)
 {
     *nout = 0;
@@ -222,6 +222,10 @@ static int load_attrs(const cJSON *aj, const char *file, const char *path, wl_gr
             if (!strcmp(at[j].key, it->string))
                 return err_set(e, KT_EINPUT, file, p, "duplicate attribute");
         at[k].key = arena_strdup(g->a, it->string);
+        if (!op_attr_known(type, it->string)) /* before its value: "must be an integer" would
+                                                  hide that the name is wrong */
+            return err_set(e, KT_EINPUT, file, p, "%s: unknown attribute \"%s\"", op_name(type),
+                           it->string);
         if (is_string_attr(it->string)) {
             if (!cJSON_IsString(it))
                 return err_set(e, KT_EINPUT, file, p, "must be a string");
@@ -618,7 +622,7 @@ static int load_ops(const cJSON *root, const char *file, wl_graph *g, wl_names *
         wl_attr *at = NULL;
         int nat = 0;
         err_path(q, sizeof q, p, "attrs", 0);
-        if (load_attrs(cJSON_GetObjectItemCaseSensitive(oj, "attrs"), file, q, g, &at, &nat, e))
+        if (load_attrs(cJSON_GetObjectItemCaseSensitive(oj, "attrs"), type, file, q, g, &at, &nat, e))
             return -1;
         kt_err sub;
         err_clear(&sub);

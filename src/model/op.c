@@ -338,6 +338,16 @@ static int norm_axis(int64_t axis, int ndim, int *out)
     return 0;
 }
 
+int op_attr_known(int type, const char *key)
+{
+    const char *keys = OP_TABLE[type].attrs;
+    size_t n = strlen(key);
+    for (const char *p = strstr(keys, key); p; p = strstr(p + 1, key))
+        if ((p == keys || p[-1] == ',') && p[n] == ',')
+            return 1;
+    return 0;
+}
+
 static int check_attrs(const wl_op *o, char *msg, unsigned long msglen, char *sub, unsigned long sublen)
 {
     const char *keys = OP_TABLE[o->type].attrs;

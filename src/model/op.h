@@ -279,6 +279,8 @@ int op_is_index(int type);
 int op_is_gemm(int type);
 int op_is_conv(int type);
 int op_is_route(int type);
+/** 1 when key is an attribute the op type accepts (its op table row's attrs list). */
+int op_attr_known(int type, const char *key);
 /** Mixture-of-experts load model: token slots kept when T tokens each pick K distinct experts
  *  of E, every expert holds at most C slots, and the busiest expert receives imbalance times the
  *  mean load T*K/E (imbalance in [1, E/K]) while the other E-1 share the rest evenly. */
