@@ -96,6 +96,18 @@ static void mlp_res(arena *a, wl_graph *g, op_work **w, int64_t M, int64_t K, in
     ck_assert_ptr_nonnull(*w);
 }
 
+/* Ops first..last of g as one pipeline on hw with the default options (ks_eval_segment). */
+static void segment(const hw_gpu *hw, const wl_graph *g, const op_work *w, int first, int last,
+                    arena *a, ks_pipeline *p)
+{
+    ks_opts o;
+    ks_opts_default(&o);
+    cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = 1};
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(ks_eval_segment(hw, g, w, &c, &o, first, last, a, p, &e) == 0, "%s", e.msg);
+}
+
 /* Traffic counted once, recounted here per tensor from who writes it and who reads it, at the
  * split and allocation the mapper chose: a tile of each streamed tensor is written once into L2
  * by its producer and read by each consumer's group once per column slice (the A operand of a
@@ -114,12 +126,8 @@ START_TEST(traffic_counted_once)
         op_work *w;
         int64_t M = SHAPES[k][0], K = SHAPES[k][1], N = SHAPES[k][2];
         mlp_res(&a, &g, &w, M, K, N);
-        ks_opts o;
-        ks_opts_default(&o);
-        cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
         ks_pipeline p;
-        kt_err e;
-        ck_assert_msg(ks_eval_segment(&hw, &g, w, &c, &o, 0, 3, &a, &p, &e) == 0, "%s", e.msg);
+        segment(&hw, &g, w, 0, 3, &a, &p);
         /* stages: fc1+act (epilogue), fc2, res */
         ck_assert_int_eq(p.nstages, 3);
         ck_assert_int_eq(p.stages[0].nmembers, 2);
@@ -168,12 +176,8 @@ START_TEST(hidden_streaming_counted_once)
         op_work *w;
         int64_t M = 8192, K = 4096, F = 14336;
         mlp_res(&a, &g, &w, M, K, F);
-        ks_opts o;
-        ks_opts_default(&o);
-        cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
         ks_pipeline p;
-        kt_err e;
-        ck_assert_msg(ks_eval_segment(&hw, &g, w, &c, &o, 0, 3, &a, &p, &e) == 0, "%s", e.msg);
+        segment(&hw, &g, w, 0, 3, &a, &p);
         ck_assert_msg(p.hidden_cols > 0, "%s: the row design won", GPUS[gi]);
         ck_assert_int_eq(p.nstages, 2);
         ck_assert_int_eq(p.stages[0].nmembers, 2); /* fc1 + relu */
@@ -208,12 +212,8 @@ START_TEST(hidden_streaming_counted_once)
     wl_graph g;
     op_work *w;
     mlp_res(&a, &g, &w, 8192, 1024, 1024);
-    ks_opts o;
-    ks_opts_default(&o);
-    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
     ks_pipeline p;
-    kt_err e;
-    ck_assert(ks_eval_segment(&hw, &g, w, &c, &o, 0, 3, &a, &p, &e) == 0);
+    segment(&hw, &g, w, 0, 3, &a, &p);
     ck_assert_int_eq(p.hidden_cols, 0);
     arena_free(&a);
 }

@@ -81,6 +81,35 @@ START_TEST(test_dtype)
 }
 END_TEST
 
+/* MoE capacity: 1024 tokens x k = 2 over 8 experts, mean load 256, capacity 320. At 150% the
+ * busiest expert gets 384 slots and keeps 320: 64 of the 2048 slots (3.125%) are dropped (the
+ * other seven get (2048 - 384) / 7 = 237.7 < 320 each); at 125% it gets exactly 320: no
+ * warning. */
+START_TEST(test_moe_drops)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_test_wl("tests/data/moe-route.json", &a, &g);
+    lint_list l = {0};
+    lint_moe(&g, &l);
+    ck_assert_int_eq(l.n, 1);
+    ck_assert_str_eq(l.msg[0], "moe_dispatch 'dispatch' drops 3.1% of the token slots: expert "
+                               "capacity 320 is below the busiest expert's load 384 "
+                               "(imbalance_pct); 1 dispatch drops slots");
+    arena_free(&a);
+    char path[1024];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/tests/data/moe-route.json", KT_ROOT);
+    wl_set at125 = {"IMB_PCT", 125};
+    ck_assert_msg(wl_load(path, &at125, 1, 0, &a, &g, &e) == 0, "%s", e.msg);
+    l.n = 0;
+    lint_moe(&g, &l);
+    ck_assert_int_eq(l.n, 0);
+    arena_free(&a);
+}
+END_TEST
+
 /* Footprint against capacity (GiB): equal fits, one byte more does not. */
 START_TEST(test_memory)
 {
@@ -106,6 +135,7 @@ static Suite *lint_suite(void)
     suite_add_tcase(s, h);
     TCase *d = tcase_create("lint_dtype");
     tcase_add_test(d, test_dtype);
+    tcase_add_test(d, test_moe_drops);
     suite_add_tcase(s, d);
     TCase *m = tcase_create("lint_memory");
     tcase_add_test(m, test_memory);

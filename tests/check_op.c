@@ -84,6 +84,12 @@ START_TEST(test_table)
     ck_assert(op_is_gemm(OP_LINEAR) && !op_is_gemm(OP_ADD));
     ck_assert(op_is_elementwise(OP_GELU) && !op_is_elementwise(OP_SOFTMAX));
     ck_assert(op_is_index(OP_EMBEDDING) && op_is_index(OP_SCATTER_ADD) && !op_is_index(OP_CONCAT));
+    /* attribute names are whole entries of the type's list: "axis" of slice, not "xis" or
+     * "axis,start"; nothing for an empty name */
+    ck_assert(op_attr_known(OP_SLICE, "axis") && op_attr_known(OP_SLICE, "end"));
+    ck_assert(!op_attr_known(OP_SLICE, "xis") && !op_attr_known(OP_SLICE, "axi"));
+    ck_assert(!op_attr_known(OP_SLICE, "axis,start") && !op_attr_known(OP_SLICE, ""));
+    ck_assert(!op_attr_known(OP_RELU, "inplace") && op_attr_known(OP_MOE_DISPATCH, "imbalance_pct"));
 }
 END_TEST
 

@@ -156,19 +156,19 @@ void lint_moe(const wl_graph *g, lint_list *out)
         const wl_op *o = &g->op[i];
         if (o->type != OP_MOE_DISPATCH || o->phase != PH_FWD) /* not the combine's gradient */
             continue;
-        const wl_tensor *x = &g->t[o->in[0]], *ids = &g->t[o->in[1]], *buf = &g->t[o->out[0]];
-        int64_t slots;
-        if (wl_mul(x->dim[0], ids->dim[1], &slots) || slots <= 0)
+        int64_t t, k, e, c, slots;
+        op_moe_shape(g, o, &t, &k, &e, &c);
+        if (wl_mul(t, k, &slots) || slots <= 0)
             continue;
-        double imb = (double)wl_attr_int(o, "imbalance_pct", 100) / 100.0;
-        double kept = op_moe_kept_slots(x->dim[0], ids->dim[1], buf->dim[0], buf->dim[1], imb);
+        double imb = op_moe_imbalance(o);
+        double kept = op_moe_kept_slots(t, k, e, c, imb);
         if (kept >= (double)slots * (1.0 - 1e-9))
             continue;
         if (first < 0) {
             first = i;
             share = 1.0 - kept / (double)slots;
-            cap = (double)buf->dim[1];
-            hot = imb * (double)slots / (double)buf->dim[0];
+            cap = (double)c;
+            hot = imb * (double)slots / (double)e;
         }
         n++;
     }

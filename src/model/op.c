@@ -342,6 +342,8 @@ int op_attr_known(int type, const char *key)
 {
     const char *keys = OP_TABLE[type].attrs;
     size_t n = strlen(key);
+    if (!n || strchr(key, ',')) /* the list's separator: never part of a name */
+        return 0;
     for (const char *p = strstr(keys, key); p; p = strstr(p + 1, key))
         if ((p == keys || p[-1] == ',') && p[n] == ',')
             return 1;
@@ -350,11 +352,8 @@ int op_attr_known(int type, const char *key)
 
 static int check_attrs(const wl_op *o, char *msg, unsigned long msglen, char *sub, unsigned long sublen)
 {
-    const char *keys = OP_TABLE[o->type].attrs;
     for (int i = 0; i < o->nattr; i++) {
-        char k[80];
-        snprintf(k, sizeof k, "%s,", o->attr[i].key);
-        if (!strstr(keys, k) || (strstr(keys, k) != keys && strstr(keys, k)[-1] != ',')) {
+        if (!op_attr_known(o->type, o->attr[i].key)) {
             char where[96];
             snprintf(where, sizeof where, "attrs.%s", o->attr[i].key);
             FAILX(where, "unknown attribute \"%s\"%.0lld%.0lld", o->attr[i].key, 0LL, 0LL);
@@ -664,21 +663,41 @@ static int gemm_geometry(const wl_graph *g, const wl_op *o, gemm_geo *gg, char *
  * percent (an integer expression of the parameters, so that sweeps can vary it; default 100:
  * every expert gets the mean load). */
 enum { MOE_BALANCED_PCT = 100 };
-static double moe_imbalance(const wl_op *o)
+double op_moe_imbalance(const wl_op *o)
 {
-    return (double)wl_attr_int(o, "imbalance_pct", MOE_BALANCED_PCT) / 100.0;
+    return (double)wl_attr_int(o, "imbalance_pct", MOE_BALANCED_PCT) / MOE_BALANCED_PCT;
 }
 
-/* Routing ops: tokens x [T, D] (dispatch's input, combine's output, the gate gradient's dy),
- * the expert buffer [E, C, D] (dispatch's output, combine's and the gate gradient's input), the
- * expert ids [T, K] (integers) and the optional gate weights [T, K] (floating point). */
+/* The tensors of a routing op by role: tokens x [T, D] (dispatch's input, combine's output, the
+ * gate gradient's dy), the expert buffer [E, C, D] (dispatch's output, combine's and the gate
+ * gradient's input) and the expert ids [T, K]. */
+static void moe_roles(const wl_graph *g, const wl_op *o, const wl_tensor **x, const wl_tensor **buf,
+                      const wl_tensor **ids)
+{
+    int t = o->type;
+    *x = t == OP_MOE_COMBINE ? OUT(g, o, 0) : IN(g, o, 0);
+    *buf = t == OP_MOE_DISPATCH ? OUT(g, o, 0) : IN(g, o, t == OP_MOE_COMBINE ? 0 : 1);
+    *ids = IN(g, o, t == OP_MOE_GATE_BWD ? 2 : 1);
+}
+
+void op_moe_shape(const wl_graph *g, const wl_op *o, int64_t *tokens, int64_t *k, int64_t *experts,
+                  int64_t *capacity)
+{
+    const wl_tensor *x, *buf, *ids;
+    moe_roles(g, o, &x, &buf, &ids);
+    *tokens = x->dim[0];
+    *k = ids->dim[1];
+    *experts = buf->dim[0];
+    *capacity = buf->dim[1];
+}
+
+/* Routing ops: the roles above, with the optional gate weights [T, K] (floating point). */
 static int moe_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen, char *sub,
                      unsigned long sublen)
 {
     int t = o->type;
-    const wl_tensor *x = t == OP_MOE_COMBINE ? OUT(g, o, 0) : IN(g, o, 0);
-    const wl_tensor *buf = t == OP_MOE_DISPATCH ? OUT(g, o, 0) : IN(g, o, t == OP_MOE_COMBINE ? 0 : 1);
-    const wl_tensor *ids = IN(g, o, t == OP_MOE_GATE_BWD ? 2 : 1);
+    const wl_tensor *x, *buf, *ids;
+    moe_roles(g, o, &x, &buf, &ids);
     const char *xs = t == OP_MOE_COMBINE ? "outputs[0]" : "inputs[0]";
     const char *bs = t == OP_MOE_DISPATCH ? "outputs[0]" : t == OP_MOE_COMBINE ? "inputs[0]" : "inputs[1]";
     const char *is = t == OP_MOE_GATE_BWD ? "inputs[2]" : "inputs[1]";
@@ -1681,12 +1700,12 @@ enum { MOE_POS_INST_PER_SLOT = 8 };
 static int moe_work(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigned long msglen)
 {
     int t = o->type;
-    const wl_tensor *x = t == OP_MOE_COMBINE ? OUT(g, o, 0) : IN(g, o, 0);
-    const wl_tensor *buf = t == OP_MOE_DISPATCH ? OUT(g, o, 0) : IN(g, o, t == OP_MOE_COMBINE ? 0 : 1);
-    const wl_tensor *ids = IN(g, o, t == OP_MOE_GATE_BWD ? 2 : 1);
-    int64_t tok = x->dim[0], d = x->dim[1], k = ids->dim[1], e = buf->dim[0], cap = buf->dim[1];
+    const wl_tensor *x, *buf, *ids;
+    moe_roles(g, o, &x, &buf, &ids);
+    int64_t tok, k, e, cap, d = x->dim[1];
+    op_moe_shape(g, o, &tok, &k, &e, &cap);
     int64_t rowb, keptb, slots, kept, gateb = t != OP_MOE_GATE_BWD && o->nin == 3 ? IN(g, o, 2)->bytes : 0;
-    double s = op_moe_kept_slots(tok, k, e, cap, moe_imbalance(o));
+    double s = op_moe_kept_slots(tok, k, e, cap, op_moe_imbalance(o));
     kept = (int64_t)llround(s);
     CHK(wl_mul(d, (int64_t)dt_bytes(x->dt), &rowb));
     CHK(wl_mul(kept, rowb, &keptb));

@@ -1073,9 +1073,10 @@ static void cache_trim(pipe_env *x)
  *   B's CTAs form row groups of cj column slices, cj the fewest that hold a sub-block's
  *   tm x D' accumulators on chip (half the register file and the shared memory the GEMM's
  *   operand stages leave, as for reductions); each tile goes to the cj CTAs of its group. The
- *   groups hold R = tm x groups rows of accumulators at once: a row block. With fewer CTAs than
- *   cj the accumulators live in L2 instead (read and written back every tile), and a row block
- *   is what the L2 beside the rings holds of them.
+ *   groups hold R = tm x groups rows of accumulators at once: a row block. Or (the search tries
+ *   both, and with fewer CTAs than cj only this) the accumulators live in L2, read and written
+ *   back every tile, in the persisting set-aside beside the rings: a row block is what that
+ *   holds of them (at least one sub-block; beyond it, through DRAM).
  * - DRAM: X once; every weight chunk once per row block (once in all when the weights fit the L2
  *   left beside the rings and the row block's X), shared by the block's sub-blocks through L2;
  *   the output and the tail's other inputs once; an [M, F] tensor only when something outside
@@ -1084,7 +1085,9 @@ static void cache_trim(pipe_env *x)
  * / N; L2 bytes: A reads the sub-block's X rows and its chunk of every G1 weight and writes the
  * tile; B reads the tile once per column slice and the chunk of W2; port and queue sync as for
  * row stages. The pipeline period is the slowest stage, L2 or DRAM, as for row pipelines. The
- * search tries every split cA + cB = #SMs of the tensor pool and chunks of HID_CHUNK_* columns. */
+ * search tries every split cA + cB = #SMs of the tensor pool, chunks of HID_CHUNK_* columns and
+ * both homes of the partial sums. Considered only when the weights exceed the shared memory of
+ * all SMs (hid_build): otherwise a row pipeline keeps them resident. */
 enum { HID_CHUNK_MIN = 128, HID_CHUNK_MAX = 2048 };
 /* Widest output tile of a CTA's GEMM (cost.c's largest tile side): a wider chunk is computed in
  * passes, each reading the sub-block's X rows again from L2. */

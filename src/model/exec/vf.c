@@ -432,6 +432,13 @@ static double tile_desc(char *buf, size_t n, int64_t rows, int64_t cols, dtype d
 /* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
  * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
  * with the reason in why. */
+/* Under inductor a gather is an indexed load inside a generated kernel; MoE routing's permutes
+ * stay library (custom-op) kernels. */
+static int indexed_load(const wl_op *o, const op_work *w)
+{
+    return w->kind == OPK_GATHER && !op_is_route(o->type);
+}
+
 static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx_out, char *why,
                       size_t nwhy, char *rule, size_t nrule)
 {
@@ -449,7 +456,7 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
         return -1;
     }
     int inductor = p->policy == VF_INDUCTOR;
-    if (op_is_index(o->type) && !(inductor && w->kind == OPK_GATHER && !op_is_route(o->type))) {
+    if (op_is_index(o->type) && !(inductor && indexed_load(o, w))) {
         snprintf(why, nwhy, "next op is %s (%s)",
                  op_is_route(o->type) ? "mixture-of-experts routing" : w->kind == OPK_GATHER ? "a gather"
                  : w->kind == OPK_SCATTER ? "a scatter" : "an index op",
@@ -584,8 +591,8 @@ static gkind start_kind(const vf_plan *p, int i, const char **closed)
     }
     if (inf->fuse == FUSE_GEMM)
         return GK_GEMM;
-    if (p->policy == VF_INDUCTOR && w->kind == OPK_GATHER && !op_is_route(o->type))
-        return GK_STITCH; /* generated kernels load rows by index (MoE routing: library kernels) */
+    if (p->policy == VF_INDUCTOR && indexed_load(o, w))
+        return GK_STITCH;
     if (inf->fuse == FUSE_NONE) {
         *closed = inf->fuse_why;
         return GK_CLOSED;
@@ -1000,7 +1007,10 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
 #define VF_INDUCTOR_PAD_MARGIN 1.1 /* pad_mm's shape_padding_multiplier */
 /* is_mm_compute_bound (torch/_inductor/fx_passes/pad_mm.py): machine_balance * 0.5, with the
  * peak from triton.testing.get_max_tensorcore_tflops (num_subcores = 4 per SM, 512 ops per
- * sub-core per clock for fp16/bf16 on sm_80 and later: 2048 per SM) */
+ * sub-core per clock for fp16/bf16 on sm_80 and later: 2048 per SM) over the DRAM bandwidth.
+ * Triton takes nvidia-smi's maximum SM clock (1980 MHz on the H200: 55.7); the hw files give
+ * the tensor-peak clock (1830 MHz: 51.5), the nearest field they have. NeRF's GEMMs (50.5, 88,
+ * 142) fall on the same sides of either. */
 #define VF_PAD_BALANCE_FRAC 0.5
 enum { VF_TRITON_TC_OPS_PER_CLK_PER_SM = 2048 };
 
