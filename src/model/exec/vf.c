@@ -37,6 +37,7 @@
  * touch L2. */
 #include "vf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1000,19 +1001,20 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
  * with an unaligned K or N gets zero-padded copies of the operands that carry it (one generated
  * copy kernel each: A and B for K, B and the bias for N) and runs cuBLAS's aligned kernels, when
  * the benchmark inductor runs at compile time finds the padded version faster by
- * VF_INDUCTOR_PAD_MARGIN. The model's times stand in for that benchmark, cold inputs for both.
- * (pad_mm's compute-bound pre-filter is left out: on the H200, torch 2.11 padded NeRF's fc1 and
- * rgb_fc2, whose arithmetic intensity is below it; it did not pad batched products;
- * validation/apps/h200-apps-kernels.csv.) */
+ * VF_INDUCTOR_PAD_MARGIN. The model's times stand in for the GPU side of that benchmark. */
 #define VF_INDUCTOR_PAD_MARGIN 1.1 /* pad_mm's shape_padding_multiplier */
-/* is_mm_compute_bound (torch/_inductor/fx_passes/pad_mm.py): machine_balance * 0.5, with the
- * peak from triton.testing.get_max_tensorcore_tflops (num_subcores = 4 per SM, 512 ops per
- * sub-core per clock for fp16/bf16 on sm_80 and later: 2048 per SM) over the DRAM bandwidth.
- * Triton takes nvidia-smi's maximum SM clock (1980 MHz on the H200: 55.7); the hw files give
- * the tensor-peak clock (1830 MHz: 51.5), the nearest field they have. NeRF's GEMMs (50.5, 88,
- * 142) fall on the same sides of either. */
-#define VF_PAD_BALANCE_FRAC 0.5
-enum { VF_TRITON_TC_OPS_PER_CLK_PER_SM = 2048 };
+/* The padded variant is benchmarked as an eager Python function (the pad copies, addmm, the
+ * slices: a few ATen dispatches per call), and its time is bound by that host side: measured on
+ * the H200 with torch 2.11 (hw/calibrate/apps/pad_probe.py, results/raw-pad-probe: 82 compile-time
+ * benchmarks of 24 GEMMs of NeRF and DLRM, fresh caches), 0.076-0.29 ms, median 0.145 ms, whatever
+ * the GEMM's size (16384 to 262144 rows); the unpadded variant is one kernel and is timed as such.
+ * So a GEMM pads only when its unpadded kernel takes more than 1.1 x max(padded GPU time, this
+ * floor): NeRF's 262144 x 319 x 256 layer (0.46 ms) always padded, its 65536 x 319 x 256 (0.12 ms)
+ * never; GEMMs within ~1.5x of 0.16 ms flip between runs with the host's timing noise (fc1 at
+ * 262144 rows, 0.16 ms, padded in 2 of 4 compiles). pad_mm's compute-bound pre-filter
+ * (is_mm_compute_bound) let every GEMM through on that machine, DLRM's 27 x 128 x 27 products
+ * too: the model applies none. */
+#define VF_INDUCTOR_PAD_BENCH_FLOOR_S 145e-6
 
 static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
 {
@@ -1036,18 +1038,9 @@ static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost
     const wl_graph *g = p->g;
     const hw_gpu *hw = p->hw;
     int64_t pb[3];
-    /* batched products stay unpadded: torch.compile never padded DLRM's batched 27x27
-     * interaction (bmm) at any of its three sizes, while it padded the 2-D GEMMs next to it */
+    /* batched products are left unpadded (pad_bmm is not modelled): DLRM's 27 x 128 x 27
+     * interaction takes 0.03-0.05 ms unpadded, far below the benchmark floor, and never padded */
     if (!gw->align1 || gw->batch > 1 || op_gemm_pad_bytes(g, &g->op[mo], pb))
-        return 0;
-    /* pad_mm's pre-filter (is_mm_compute_bound): only GEMMs whose arithmetic intensity
-     * MNK / (MK + NK + MN) exceeds half of the machine balance Inductor estimates are benchmarked;
-     * the balance is Triton's tensor-core peak (get_max_tensorcore_tflops: 4 sub-cores x 512
-     * bf16/fp16 ops per clock per SM, at the SM clock) over the DRAM bandwidth */
-    double gm = (double)gw->m, gn = (double)gw->n, gk = (double)gw->k;
-    double ai = gm * gn * gk / (gm * gk + gn * gk + gm * gn);
-    double peak = (double)hw->sm_count * VF_TRITON_TC_OPS_PER_CLK_PER_SM * hw->clock_MHz * 1e6;
-    if (!(ai > VF_PAD_BALANCE_FRAC * peak / (hw->dram_bandwidth_GBps * 1e9)))
         return 0;
     cost_result orig, r;
     cost_eval(hw, gw, hw->sm_count, c, inb, outb, &orig);
@@ -1060,14 +1053,73 @@ static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost
         if (!pb[j])
             continue;
         const wl_tensor *x = &g->t[g->op[mo].in[j]];
+        which[n] = j;
+        pad[n++] = pb[j];
+        /* the benchmark leaves out the copy of an operand whose producer inductor hopes to plan
+         * padded (should_exclude_padding_time: produced inside the graph, not by a library
+         * kernel); the copy kernel still runs (it is costed as its own item) */
+        int pr = x->producer;
+        if (pr >= 0 && p->w[pr].kind != OPK_GEMM && p->w[pr].kind != OPK_ATTN &&
+            !op_is_conv(p->w[pr].type))
+            continue;
         op_work pw;
         pad_work(x, pb[j], &pw);
         cost_eval(hw, &pw, hw->sm_count, c, x->bytes, pb[j], &r);
         t += r.time_s;
-        which[n] = j;
-        pad[n++] = pb[j];
     }
-    return n > 0 && orig.time_s > t * VF_INDUCTOR_PAD_MARGIN ? n : 0;
+    return n > 0 && orig.time_s > fmax(t, VF_INDUCTOR_PAD_BENCH_FLOOR_S) * VF_INDUCTOR_PAD_MARGIN
+               ? n
+               : 0;
+}
+
+/* 1 when `elems` elements of dtype dt are not a whole number of 16-byte vectors */
+static int unaligned16(int64_t elems, dtype dt)
+{
+    return (elems * (int64_t)dt_bytes(dt)) % 16 != 0;
+}
+
+/* Inductor's ConcatKernel (torch/_inductor/lowering.py cat, ir.ConcatKernel): a concat whose
+ * users are not all pointwise is not generated as one kernel when a library kernel's output is
+ * among its inputs: that output (an extern mm/addmm, flexible layout) is written in place into
+ * its slice of the concat's buffer, and a generated kernel copies only the other inputs. (A
+ * padded consumer GEMM is a pointwise use, through its pad: the concat is generated whole.) Along
+ * the last axis the GEMM's output rows then start every concat-width elements: when that width
+ * or the slice's column offset is not a 16-byte multiple, cuBLAS runs its alignment-1 kernel,
+ * and addmm first broadcasts the bias into the strided output (ATen's element-by-element copy)
+ * and accumulates onto it: NeRF's feat_fc into the 283-wide concat at 65536 rows took 28 us +
+ * 135 us against 25 us aligned (validation/apps/h200-apps-kernels.csv). The concat op GEMM mo
+ * writes into (-1: none); *unal: its slice is unaligned. pads: per op, its pad_mm decision. */
+static int inductor_cat_into(const vf_plan *p, int mo, const int *pads, int *unal)
+{
+    const wl_graph *g = p->g;
+    const wl_op *o = &g->op[mo];
+    *unal = 0;
+    if (o->nout != 1 || p->w[mo].batch > 1)
+        return -1;
+    int r = o->out[0];
+    for (int j = p->rd_start[r]; j < p->rd_start[r + 1]; j++) {
+        int cc = p->rd_op[j];
+        const wl_op *c = &g->op[cc];
+        const vf_group *G = &p->gr[p->grp[cc]];
+        if (c->type != OP_CONCAT || G->kind == GK_EXCL || G->nreal != 1)
+            continue;
+        int rc = p->root[c->out[0]];
+        for (int k = p->rd_start[rc]; k < p->rd_start[rc + 1]; k++)
+            if (pads[p->rd_op[k]])
+                return -1;
+        const wl_tensor *y = &g->t[c->out[0]];
+        int64_t a = wl_attr_int(c, "axis", 0);
+        if (a < 0)
+            a += y->ndim;
+        if (a == y->ndim - 1) {
+            int64_t off = 0;
+            for (int i = 0; i < c->nin && p->root[c->in[i]] != r; i++)
+                off += g->t[c->in[i]].dim[a];
+            *unal = unaligned16(y->dim[a], y->dt) || unaligned16(off, y->dt);
+        }
+        return cc;
+    }
+    return -1;
 }
 
 static const char *group_note(const vf_plan *p, int id, const vf_scratch *s, arena *a)
@@ -1138,15 +1190,55 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     if (live < 0)
         return -1;
     /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
+    /* and a bias copy before a GEMM writing into an unaligned concat slice */
     size_t nitems = (size_t)live + 1;
     for (int k = 0; k < live && p.policy == VF_INDUCTOR; k++) {
         const vf_group *G = &p.gr[order[k]];
         if (G->kind != GK_EXCL && G->nreal == 1 && works[main_op(&p, order[k])].kind == OPK_GEMM)
-            nitems += VF_MAX_PADS;
+            nitems += VF_MAX_PADS + 1;
     }
     r->items = arena_calloc(a, nitems, sizeof *r->items);
     if (!r->items)
         return oom(g, e);
+    /* inductor decides pad_mm for every GEMM before lowering; then which GEMM outputs are
+     * written in place into a concat: into[op] = 2 x concat op + 1 when the slice is unaligned */
+    int *pads = NULL, *into = NULL;
+    if (p.policy == VF_INDUCTOR) {
+        pads = arena_calloc(a, (size_t)n, sizeof(int));
+        into = arena_calloc(a, (size_t)n, sizeof(int));
+        if (!pads || !into)
+            return oom(g, e);
+        for (int i = 0; i < n; i++)
+            into[i] = -1;
+        for (int k = 0; k < live; k++) {
+            const vf_group *G = &p.gr[order[k]];
+            int mo = main_op(&p, order[k]);
+            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM)
+                continue;
+            op_work gw;
+            externals(&p, order[k], &s);
+            if (group_work(&p, order[k], &s, &gw))
+                continue; /* the costing loop reports it */
+            int64_t inb = 0, wr = 0;
+            for (int j = 0; j < s.nout; j++)
+                wr = kt_count_add(wr, s.bytes[s.xout[j]]);
+            for (int j = 0; j < s.nin; j++)
+                inb = kt_count_add(inb, s.bytes[s.xin[j]]);
+            int which[VF_MAX_PADS];
+            int64_t pad[VF_MAX_PADS];
+            pads[mo] = inductor_pads(&p, mo, &gw, c, inb, wr, which, pad);
+        }
+        memset(s.mark, 0, (size_t)nt * sizeof(int)); /* externals marks groups it has seen */
+        for (int k = 0; k < live; k++) {
+            const vf_group *G = &p.gr[order[k]];
+            int mo = main_op(&p, order[k]), unal;
+            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM || pads[mo])
+                continue;
+            int cc = inductor_cat_into(&p, mo, pads, &unal);
+            if (cc >= 0)
+                into[mo] = 2 * cc + unal;
+        }
+    }
 
     for (int k = 0; k < live; k++) {
         int id = order[k];
@@ -1192,9 +1284,32 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             cost_eval(hw, gw, hw->sm_count, c, 0, 0, &it->c);
             continue;
         }
+        /* a concat with GEMM outputs written into it in place copies only the rest */
+        int64_t inplace = 0;
+        if (into && g->op[mo].type == OP_CONCAT && G->nreal == 1) {
+            for (int j = 0; j < s.nin; j++) {
+                int q = g->t[s.xin[j]].producer;
+                if (q >= 0 && into[q] >= 0 && into[q] / 2 == mo) {
+                    inplace = kt_count_add(inplace, s.bytes[s.xin[j]]);
+                    s.bytes[s.xin[j]] = 0;
+                }
+            }
+            if (inplace > 0 && gw->out_bytes > 0) {
+                int64_t keep = gw->out_bytes > inplace ? gw->out_bytes - inplace : 0;
+                gw->elems = (int64_t)((double)gw->elems * (double)keep / (double)gw->out_bytes);
+                gw->in_l2_bytes = gw->in_l2_bytes > inplace ? gw->in_l2_bytes - inplace : 0;
+                gw->out_bytes = keep;
+                for (int j = 0; j < g->op[mo].nin; j++) {
+                    int q = g->t[p.root[g->op[mo].in[j]]].producer;
+                    if (q >= 0 && into[q] >= 0 && into[q] / 2 == mo)
+                        gw->in_bytes[j] = 0;
+                }
+            }
+        }
         int64_t rd = 0, wr = 0, inb = 0;
         for (int j = 0; j < s.nout; j++)
             wr = kt_count_add(wr, s.bytes[s.xout[j]]);
+        wr = wr > inplace ? wr - inplace : 0;
         for (int j = 0; j < s.nin; j++)
             inb = kt_count_add(inb, s.bytes[s.xin[j]]);
         int which[VF_MAX_PADS];
@@ -1234,6 +1349,55 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             char note[NOTE_CHARS];
             snprintf(note, sizeof note, "%s; inductor pad_mm: aligned kernel on padded operands",
                      gemm_item.note);
+            it->note = arena_strdup(a, note);
+            if (!it->note)
+                return oom(g, e);
+        }
+        if (!npad && into && gw->kind == OPK_GEMM && G->nreal == 1 && into[mo] >= 0 &&
+            into[mo] % 2) {
+            /* its output rows land in an unaligned concat slice: cuBLAS's alignment-1 kernel,
+             * after ATen broadcast the bias into the slice (the GEMM accumulates onto it) */
+            gw->align1 = 1;
+            const wl_op *go = &g->op[mo];
+            const wl_tensor *y = &g->t[go->out[0]];
+            if (go->nin > 2) {
+                kt_item gemm_item = *it;
+                const wl_tensor *bias = &g->t[go->in[2]];
+                op_work *bw = arena_calloc(a, 1, sizeof *bw);
+                char nm[256], note[NOTE_CHARS];
+                snprintf(nm, sizeof nm, "%s.bias_copy", go->name);
+                snprintf(note, sizeof note,
+                         "addmm into the unaligned slice of %s: bias broadcast first (ATen copy)",
+                         g->op[into[mo] / 2].name);
+                memset(it, 0, sizeof *it);
+                it->name = arena_strdup(a, nm);
+                it->note = arena_strdup(a, note);
+                if (!bw || !it->name || !it->note)
+                    return oom(g, e);
+                bw->type = OP_COPY;
+                bw->kind = OPK_STREAM;
+                bw->cdt = y->dt;
+                bw->nin = 1;
+                bw->in_bytes[0] = bias->bytes;
+                bw->in_l2_bytes = bias->bytes;
+                bw->out_bytes = y->bytes;
+                bw->elems = y->elems;
+                bw->unaligned = 1;
+                it->type = "copy";
+                it->ops = gemm_item.ops;
+                it->nops = 1;
+                it->pipeline = -1;
+                int64_t miss = sched_read(&walk, go->in[2], bias->bytes);
+                if (sched_kernel(&walk, bw, hw->sm_count, miss, y->bytes, it))
+                    return oom(g, e);
+                r->nitems++;
+                it++;
+                *it = gemm_item;
+                gw->in_l2_bytes = kt_count_add(gw->in_l2_bytes, y->bytes); /* beta = 1 */
+            }
+            char note[NOTE_CHARS];
+            snprintf(note, sizeof note, "%s; inductor: output written into an unaligned slice of %s",
+                     it->note, g->op[into[mo] / 2].name);
             it->note = arena_strdup(a, note);
             if (!it->note)
                 return oom(g, e);
