@@ -183,6 +183,67 @@ static void sift_down(const ilp_problem *p, const int *front, const int *at, int
     }
 }
 
+/* Running sums of an allocation's capacity use and traffic, updated as single stages change:
+ * the searches' O(1) pre-screen of an allocation before ilp_eval's exact O(stages) sum (the
+ * order-dependent rounding of running sums never decides: an allocation the screen passes is
+ * evaluated exactly, and the screen's slack is far above its rounding). */
+typedef struct ilp_sums {
+    double pool[2], smem, regs, qb, fill, l2, dram;
+} ilp_sums;
+
+/* Add (sign 1) or remove (sign -1) stage i at candidate c. */
+static void sums_add(const ilp_problem *p, int i, int c, double sign, ilp_sums *u)
+{
+    const ilp_stage *s = &p->st[i];
+    double a = s->cand_ctas[c];
+    u->pool[p->shared_pool ? 0 : s->tensor] += sign * a;
+    u->smem += sign * a * s->smem_per_cta_bytes;
+    u->regs += sign * a * s->regs_per_cta_bytes;
+    u->qb += sign * (s->queue_bytes ? s->queue_bytes[c] : 0);
+    u->fill += sign * s->fill_s[c];
+    u->l2 += sign * s->l2_bytes[c];
+    u->dram += sign * s->dram_bytes[c];
+}
+
+static void sums_of(const ilp_problem *p, const int *choice, ilp_sums *u)
+{
+    memset(u, 0, sizeof *u);
+    for (int i = 0; i < p->nstages; i++)
+        sums_add(p, i, choice[i], 1, u);
+}
+
+/* Relative slack of the screen: sums of at most a few thousand updates round far below it. */
+#define ILP_SCREEN_TOL 1e-7
+
+/* 1 when the sums break a capacity by more than rounding could explain (ilp_eval would refuse
+ * the allocation) */
+static int sums_over(const ilp_problem *p, const ilp_sums *u)
+{
+    double f = 1 + ILP_CAP_TOL + ILP_SCREEN_TOL, S = p->sm_count * f;
+    return u->pool[0] > S || u->pool[1] > S ||
+           u->smem > p->sm_count * p->smem_per_sm_bytes * f + 1 ||
+           u->regs > p->sm_count * p->regs_per_sm_bytes * f + 1 ||
+           (p->queue_budget_bytes >= 0 && u->qb > p->queue_budget_bytes * f + 1);
+}
+
+/* ilp_eval's time from the sums, with the slowest stage's period P */
+static double sums_time(const ilp_problem *p, const ilp_sums *u, double P)
+{
+    double l2 = p->l2_fixed_bytes + u->l2, dram = p->dram_fixed_bytes + u->dram;
+    if (p->l2_Bps > 0 && l2 / p->l2_Bps > P)
+        P = l2 / p->l2_Bps;
+    if (p->dram_Bps > 0 && dram / p->dram_Bps > P)
+        P = dram / p->dram_Bps;
+    double n = p->tiles > 1 ? p->tiles - 1 : 0;
+    return u->fill + n * P;
+}
+
+/* 1 when an allocation with sums u and slowest period P may beat `best` (< 0: none yet) */
+static int sums_may_beat(const ilp_problem *p, const ilp_sums *u, double P, double best)
+{
+    return !sums_over(p, u) && (best < 0 || sums_time(p, u, P) < best * (1 + ILP_SCREEN_TOL));
+}
+
 /* ilp_exact, with (spare = 1) or without the spare-SM improvement pass. */
 static double exact(const ilp_problem *p, int *choice, int spare)
 {
@@ -241,11 +302,17 @@ static double exact(const ilp_problem *p, int *choice, int spare)
         }
     }
     double best = -1, prev = 0, N1 = p->tiles > 1 ? p->tiles - 1 : 0;
+    ilp_sums u;
+    int have_sums = 0;
     while (nh) {
         double v = next_period(p, front, at, heap[0]);
         while (nh && next_period(p, front, at, heap[0]) == v) { /* every stage's entry at v */
             int i = heap[0];
+            if (have_sums)
+                sums_add(p, i, cur[i], -1, &u);
             cur[i] = front[at[i]];
+            if (have_sums)
+                sums_add(p, i, cur[i], 1, &u);
             if (--at[i] < fstart[i]) /* its frontier is used up */
                 heap[0] = heap[--nh];
             sift_down(p, front, at, heap, nh);
@@ -255,6 +322,13 @@ static double exact(const ilp_problem *p, int *choice, int spare)
         if (best >= 0 && N1 * prev >= best)
             break; /* any new allocation has a stage slower than prev */
         prev = v;
+        if (!have_sums) {
+            sums_of(p, cur, &u);
+            have_sums = 1;
+        }
+        /* every stage's period is <= v and a popped one's is v: the slowest stage's is v */
+        if (!sums_may_beat(p, &u, v, best))
+            continue;
         double t = ilp_eval(p, cur, NULL);
         if (t >= 0 && (best < 0 || t < best)) {
             best = t;
@@ -267,10 +341,31 @@ static double exact(const ilp_problem *p, int *choice, int spare)
             int bi = -1, bc = 0;
             double bt = best;
             memcpy(cur, choice, (size_t)n * sizeof *cur);
+            /* the sums and the two slowest stages' periods of the current allocation: a move
+             * of one stage is screened in O(1) */
+            sums_of(p, cur, &u);
+            int top = 0;
+            double p1 = -INFINITY, p2 = -INFINITY;
+            for (int i = 0; i < n; i++) {
+                double q = p->st[i].period_s[cur[i]];
+                if (q > p1) {
+                    p2 = p1;
+                    p1 = q;
+                    top = i;
+                } else if (q > p2) {
+                    p2 = q;
+                }
+            }
             for (int i = 0; i < n; i++) {
                 int old = cur[i];
                 for (int f = fstart[i]; f < fstart[i + 1]; f++)
                     if (front[f] > old) {
+                        ilp_sums w = u;
+                        sums_add(p, i, old, -1, &w);
+                        sums_add(p, i, front[f], 1, &w);
+                        double P = fmax(i == top ? p2 : p1, p->st[i].period_s[front[f]]);
+                        if (!sums_may_beat(p, &w, P, bt * (1 - 1e-12)))
+                            break;
                         cur[i] = front[f];
                         double t = ilp_eval(p, cur, NULL);
                         if (t >= 0 && t < bt * (1 - 1e-12)) {
