@@ -421,6 +421,8 @@ START_TEST(test_structured_ops)
         int s = find_op(&g, nm);
         ck_assert_int_eq(g.op[s].type, OP_SLICE);
         ck_assert_int_eq(wl_attr_int(&g.op[s], "start", -1), i * 16);
+        ck_assert_int_eq(wl_attr_int(&g.op[s], "copy", 1), 0); /* a strided view (narrow) */
+        ck_assert(op_is_free(&g, &g.op[s]));
     }
     /* scatter_add -> gather; index_select -> index_add; embedding -> embedding_backward into
      * [R, D] */

@@ -475,6 +475,27 @@ START_TEST(test_kernel_classes)
     int dy = T("dy", DT_BF16, TK_INPUT, 2, 4096LL, 256LL), dw = T("dw", DT_BF16, TK_INTER, 2, 63LL, 256LL);
     int in5[2] = {x63, dy};
     ck_assert_int_eq(W(OP_MATMUL, in5, 2, dw, &ta, 1).align1, 1);
+    /* a GEMM reading a strided view (a copy: false slice along the last axis, as autodiff's
+     * concat gradients are): its leading dimension is the viewed tensor's row. 256 columns of a
+     * 283-wide tensor: 566-byte rows, alignment-1; of a 288-wide one from column 0: 576 bytes,
+     * aligned; from column 4: an 8-byte offset, alignment-1 */
+    const int64_t widths[3] = {283, 288, 288}, starts[3] = {0, 0, 4};
+    const int want[3] = {1, 0, 1};
+    for (int k = 0; k < 3; k++) {
+        char nm[4][16];
+        snprintf(nm[0], sizeof nm[0], "src%d", k);
+        snprintf(nm[1], sizeof nm[1], "view%d", k);
+        snprintf(nm[2], sizeof nm[2], "yv%d", k);
+        snprintf(nm[3], sizeof nm[3], "wk%d", k);
+        int src = T(nm[0], DT_BF16, TK_INPUT, 2, 4096LL, widths[k]);
+        int v = T(nm[1], DT_BF16, TK_INTER, 2, 4096LL, 256LL);
+        wl_attr sa[4] = {IATTR("axis", 1), IATTR("start", starts[k]), IATTR("end", starts[k] + 256),
+                         IATTR("copy", 0)};
+        ck_assert_int_eq(W(OP_SLICE, &src, 1, v, sa, 4).kind, OPK_FREE);
+        int yk = T(nm[2], DT_BF16, TK_INTER, 2, 4096LL, 256LL);
+        int ink[2] = {v, T(nm[3], DT_BF16, TK_WEIGHT, 2, 256LL, 256LL)};
+        ck_assert_int_eq(W(OP_LINEAR, ink, 2, yk, &tb, 1).align1, want[k]);
+    }
     /* column reduction: sum over rows of [4096, 256] */
     int64_t ax0[1] = {0}, ax1[1] = {1};
     wl_attr a0 = {.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, a1 = {.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1};

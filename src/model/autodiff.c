@@ -465,7 +465,10 @@ static int norm_axis(int64_t axis, int ndim)
     return (int)(axis < 0 ? axis + ndim : axis);
 }
 
-/* concat: the gradient of input i is the slice of dy at its offset along the axis. */
+/* concat: the gradient of input i is the slice of dy at its offset along the axis, a strided
+ * view (copy: false) as PyTorch's CatBackward returns it (narrow): no kernel; its consumers read
+ * dy's rows in place (a GEMM reading a view along the last axis sees dy's row as its leading
+ * dimension: op.c row_stride). */
 static int rule_concat(ad_ctx *c, const wl_op *o, int dy)
 {
     int64_t axis = norm_axis(wl_attr_int(o, "axis", 0), FT(c, o->in[0])->ndim), off = 0;
@@ -475,8 +478,9 @@ static int rule_concat(ad_ctx *c, const wl_op *o, int dy)
         if (c->rg[x]) {
             char sfx[32];
             snprintf(sfx, sizeof sfx, "grad_in%d", i);
-            wl_attr at[3] = {attr_int("axis", axis), attr_int("start", off), attr_int("end", off + len)};
-            if (accumulate(c, x, op1_like(c, sfx, OP_SLICE, &dy, 1, x, at, 3)))
+            wl_attr at[4] = {attr_int("axis", axis), attr_int("start", off), attr_int("end", off + len),
+                             attr_int("copy", 0)};
+            if (accumulate(c, x, op1_like(c, sfx, OP_SLICE, &dy, 1, x, at, 4)))
                 return -1;
         }
         off += len;

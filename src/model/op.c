@@ -1245,18 +1245,44 @@ static int unaligned(int64_t elems, dtype d)
     return (elems * dt_bytes(d)) % VECTOR_BYTES != 0;
 }
 
+/* Elements from one row of tensor t to the next as stored: its last dimension, or, for a strided
+ * view (a slice with copy: false along the last axis, as autodiff's concat gradients are), the
+ * row of the tensor it views; *off is set when such a view starts off a 16-byte boundary. */
+static int64_t row_stride(const wl_graph *g, int t, int *off)
+{
+    const wl_tensor *x = &g->t[t];
+    int64_t ld = x->ndim > 0 ? x->dim[x->ndim - 1] : 1;
+    for (int depth = 0; depth < 64; depth++) {
+        int p = g->t[t].producer;
+        if (p < 0)
+            break;
+        const wl_op *o = &g->op[p];
+        if (o->type != OP_SLICE || !op_is_free(g, o) || o->nin < 1)
+            break;
+        const wl_tensor *src = IN(g, o, 0);
+        int a = 0;
+        norm_axis(wl_attr_int(o, "axis", 0), src->ndim, &a);
+        if (a == src->ndim - 1) {
+            ld = src->dim[a];
+            *off |= unaligned(wl_attr_int(o, "start", 0), src->dt);
+        }
+        t = o->in[0];
+    }
+    return ld;
+}
+
 /* cuBLAS's operand alignment for C[M,N] = op(A) op(B), row-major storage: the leading dimension
- * of A (K, or M when stored transposed), of B (N, or K when stored transposed) and of C (N). A
- * vector operand (M or N of 1) goes to cuBLAS's GEMV-like path instead. */
+ * of A (its stored row: K, or M when stored transposed, or the row of the tensor a strided view
+ * reads), of B (likewise: N, or K when stored transposed) and of C (N). A vector operand (M or N
+ * of 1) goes to cuBLAS's GEMV-like path instead. */
 static int gemm_align1(const wl_graph *g, const wl_op *o, const gemm_geo *gg)
 {
     if (gg->m == 1 || gg->n == 1)
         return 0;
     dtype d = IN(g, o, 0)->dt;
-    int ta = o->type == OP_MATMUL && wl_attr_int(o, "transpose_a", 0);
-    int tb = (int)wl_attr_int(o, "transpose_b", 0);
-    int64_t lda = ta ? gg->m : gg->k, ldb = tb ? gg->k : gg->n;
-    return unaligned(lda, d) || unaligned(ldb, d) || unaligned(gg->n, d);
+    int off = 0;
+    int64_t lda = row_stride(g, o->in[0], &off), ldb = row_stride(g, o->in[1], &off);
+    return unaligned(lda, d) || unaligned(ldb, d) || unaligned(gg->n, d) || off;
 }
 
 /* Elements of t with the flagged dimensions rounded up to a 16-byte multiple. */
