@@ -523,14 +523,20 @@ static const char *PAD =
     " \"ops\": ["
     "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"y\"]}]}";
 
-START_TEST(test_inductor_pad)
+/* hw/h200.json, the GPU of the measured inductor decisions */
+static void load_h200(hw_gpu *h)
 {
-    hw_gpu h200;
     char path[1024];
     kt_err e;
     err_clear(&e);
     snprintf(path, sizeof path, "%s/hw/h200.json", KT_ROOT);
-    ck_assert_msg(hw_load(path, &h200, &e) == 0, "%s", e.msg);
+    ck_assert_msg(hw_load(path, h, &e) == 0, "%s", e.msg);
+}
+
+START_TEST(test_inductor_pad)
+{
+    hw_gpu h200;
+    load_h200(&h200);
     arena a = {0};
     wl_graph g;
     kt_result b, v;
@@ -592,11 +598,7 @@ static const char *CAT_INTO =
 START_TEST(test_inductor_concat_in_place)
 {
     hw_gpu h200;
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/h200.json", KT_ROOT);
-    ck_assert_msg(hw_load(path, &h200, &e) == 0, "%s", e.msg);
+    load_h200(&h200);
     arena a = {0};
     wl_graph g;
     kt_result b, v;

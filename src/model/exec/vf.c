@@ -1016,18 +1016,28 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
  * too: the model applies none. */
 #define VF_INDUCTOR_PAD_BENCH_FLOOR_S 145e-6
 
-static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
+/* A copy kernel reading in_bytes and writing out_bytes of dtype dt: generated (Triton) or
+ * ATen's (element by element when `unaligned`). */
+static void copy_work(dtype dt, int64_t in_bytes, int64_t out_bytes, int generated, int unaligned,
+                      op_work *pw)
 {
     memset(pw, 0, sizeof *pw);
     pw->type = OP_COPY;
     pw->kind = OPK_STREAM;
-    pw->cdt = t->dt;
+    pw->cdt = dt;
     pw->nin = 1;
-    pw->in_bytes[0] = t->bytes;
-    pw->in_l2_bytes = t->bytes;
-    pw->out_bytes = pad_bytes;
-    pw->elems = pad_bytes / (dt_bytes(t->dt) > 0 ? dt_bytes(t->dt) : 1);
-    pw->generated = 1;
+    pw->in_bytes[0] = in_bytes;
+    pw->in_l2_bytes = in_bytes;
+    pw->out_bytes = out_bytes;
+    pw->elems = out_bytes / (dt_bytes(dt) > 0 ? dt_bytes(dt) : 1);
+    pw->generated = generated;
+    pw->unaligned = unaligned;
+}
+
+/* pad_mm's copy of tensor t into its zero-padded buffer of pad_bytes */
+static void pad_work(const wl_tensor *t, int64_t pad_bytes, op_work *pw)
+{
+    copy_work(t->dt, t->bytes, pad_bytes, 1, 0, pw);
 }
 
 /* Decide pad_mm for GEMM op mo with work gw: the number of padded inputs written to which[]
@@ -1374,15 +1384,7 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
                 it->note = arena_strdup(a, note);
                 if (!bw || !it->name || !it->note)
                     return oom(g, e);
-                bw->type = OP_COPY;
-                bw->kind = OPK_STREAM;
-                bw->cdt = y->dt;
-                bw->nin = 1;
-                bw->in_bytes[0] = bias->bytes;
-                bw->in_l2_bytes = bias->bytes;
-                bw->out_bytes = y->bytes;
-                bw->elems = y->elems;
-                bw->unaligned = 1;
+                copy_work(y->dt, bias->bytes, y->bytes, 0, 1, bw);
                 it->type = "copy";
                 it->ops = gemm_item.ops;
                 it->nops = 1;
