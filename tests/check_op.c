@@ -496,6 +496,27 @@ START_TEST(test_kernel_classes)
         int ink[2] = {v, T(nm[3], DT_BF16, TK_WEIGHT, 2, 256LL, 256LL)};
         ck_assert_int_eq(W(OP_LINEAR, ink, 2, yk, &tb, 1).align1, want[k]);
     }
+    /* embedding backward on a strided dy (a slice along axis 1 of [64, 27, 8], viewed as
+     * [1664, 8], as DLRM's interaction gradient): ATen's dense backward copies it contiguous
+     * (contig_bytes = its 1664 x 8 x 2 bytes); a slice of leading rows (axis 0) is contiguous */
+    for (int k = 0; k < 2; k++) {
+        char nm[5][16];
+        const char *pre[5] = {"edy", "edv", "ed2", "eix", "egw"};
+        for (int q = 0; q < 5; q++)
+            snprintf(nm[q], sizeof nm[q], "%s%d", pre[q], k);
+        int full = k == 0 ? T(nm[0], DT_BF16, TK_INPUT, 3, 64LL, 27LL, 8LL)
+                          : T(nm[0], DT_BF16, TK_INPUT, 3, 65LL, 26LL, 8LL);
+        int v = T(nm[1], DT_BF16, TK_INTER, 3, 64LL, 26LL, 8LL);
+        wl_attr sa[4] = {IATTR("axis", k == 0 ? 1 : 0), IATTR("start", 0),
+                         IATTR("end", k == 0 ? 26 : 64), IATTR("copy", 0)};
+        ck_assert_int_eq(W(OP_SLICE, &full, 1, v, sa, 4).kind, OPK_FREE);
+        int v2 = T(nm[2], DT_BF16, TK_INTER, 2, 64LL * 26, 8LL);
+        ck_assert_int_eq(W(OP_VIEW, &v, 1, v2, NULL, 0).kind, OPK_FREE);
+        int ein[2] = {v2, T(nm[3], DT_INT64, TK_INPUT, 1, 64LL * 26)};
+        int gw = T(nm[4], DT_BF16, TK_INTER, 2, 100LL, 8LL);
+        ck_assert_int_eq(W(OP_EMBEDDING_BWD, ein, 2, gw, NULL, 0).contig_bytes,
+                         k == 0 ? 64LL * 26 * 8 * 2 : 0);
+    }
     /* column reduction: sum over rows of [4096, 256] */
     int64_t ax0[1] = {0}, ax1[1] = {1};
     wl_attr a0 = {.key = "axes", .type = WA_LIST, .list = ax0, .nlist = 1}, a1 = {.key = "axes", .type = WA_LIST, .list = ax1, .nlist = 1};

@@ -139,6 +139,18 @@ static void embedding_bwd_tile(const hw_gpu *g, const op_work *w, cost_tiling *t
         t->tiles = cdiv(table, vec) + EMB_BWD_ATEN_PER_INDEX_KERNELS * rows;
         /* dy rows read twice (partial sums, then the scatter), the table written */
         t->l2_bytes = (int64_t)fmin(2.0 * (double)w->in_l2_bytes + (double)table, 9.0e18);
+        if (w->contig_bytes > 0) {
+            /* a strided dy is copied contiguous first: one more kernel, element by element (a
+             * non-vectorized ATen copy at kernels.unaligned_copy_bytes_per_clk_per_sm; DLRM's
+             * [B, 26, 128] slice of the interaction gradient: 33.5 us at B = 4096 on the H200,
+             * validation/apps/h200-apps-kernels.csv) */
+            double cb = 2.0 * (double)w->contig_bytes;
+            t->kernels += 1;
+            t->l2_bytes = (int64_t)fmin((double)t->l2_bytes + cb, 9.0e18);
+            if (g->unaligned_copy_bytes_per_clk_per_sm > 0)
+                t->tail_s += cb / (g->unaligned_copy_bytes_per_clk_per_sm * g->sm_count *
+                                   g->clock_MHz * 1e6);
+        }
     } else {
         int64_t esz = table / (w->table_rows > 0 && w->row_len > 0 ? w->table_rows * w->row_len : 1);
         double acc = (double)table / (double)(esz > 0 ? esz : 1) * EMB_BWD_ACC_BYTES;

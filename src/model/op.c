@@ -1271,6 +1271,33 @@ static int64_t row_stride(const wl_graph *g, int t, int *off)
     return ld;
 }
 
+/* 0 when tensor t, as stored, is a strided view of another: reached through free views and
+ * reshapes from a slice (copy: false) along an axis that has a dimension above 1 before it (a
+ * slice of leading rows stays contiguous). */
+static int contiguous(const wl_graph *g, int t)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        int p = g->t[t].producer;
+        if (p < 0)
+            return 1;
+        const wl_op *o = &g->op[p];
+        if (!op_is_free(g, o) || o->nin < 1)
+            return 1;
+        if (o->type == OP_SLICE) {
+            const wl_tensor *src = IN(g, o, 0);
+            int a = 0;
+            norm_axis(wl_attr_int(o, "axis", 0), src->ndim, &a);
+            for (int i = 0; i < a; i++)
+                if (src->dim[i] > 1)
+                    return 0;
+        } else if (o->type != OP_VIEW && o->type != OP_RESHAPE) {
+            return 0; /* a free transpose or expand */
+        }
+        t = o->in[0];
+    }
+    return 1;
+}
+
 /* cuBLAS's operand alignment for C[M,N] = op(A) op(B), row-major storage: the leading dimension
  * of A (its stored row: K, or M when stored transposed, or the row of the tensor a strided view
  * reads), of B (likewise: N, or K when stored transposed) and of C (N). A vector operand (M or N
@@ -1984,6 +2011,8 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         w->table_rows = y->dim[a];
         w->elems = src->elems;
         w->flops_simt = src->elems; /* one add per element, as an L2 atomic */
+        if (o->type == OP_EMBEDDING_BWD && !contiguous(g, o->in[0]))
+            w->contig_bytes = src->bytes; /* embedding_dense_backward: grad.contiguous() */
         if (dst_form) {
             /* in place (like index_copy): the atomics read and write only the destination rows
              * the index touches, the expected distinct ones of I uniform lookups */

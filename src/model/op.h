@@ -243,6 +243,8 @@ typedef struct op_work {
     int row_ctas;               /* SORT: one CTA per row (ATen's single-block paths); 0: a
                                    device-wide grid */
     int64_t temp_bytes;         /* SORT: temporaries written and read back once (cost.c) */
+    int64_t contig_bytes;       /* EMBEDDING_BWD: a strided dy that ATen's dense backward first
+                                   makes contiguous (its bytes; generated kernels read it as is) */
     int64_t mask_l2_bytes;      /* ATTN: bytes of the additive mask read per score (cost.c) */
     int bn_train;               /* batchnorm(_backward): batch statistics (two passes over x) */
     int no_pipe;                /* not in a Kitsune pipeline: the op needs neighbouring or all
