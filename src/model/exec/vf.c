@@ -1098,7 +1098,8 @@ static int unaligned16(int64_t elems, dtype dt)
  * and addmm first broadcasts the bias into the strided output (ATen's element-by-element copy)
  * and accumulates onto it: NeRF's feat_fc into the 283-wide concat at 65536 rows took 28 us +
  * 135 us against 25 us aligned (validation/apps/h200-apps-kernels.csv). The concat op GEMM mo
- * writes into (-1: none); *unal: its slice is unaligned. pads: per op, its pad_mm decision. */
+ * writes into (-1: none); *unal: its slice is unaligned. pads: per op, its pad_mm decision
+ * (NULL: none pads). */
 static int inductor_cat_into(const vf_plan *p, int mo, const int *pads, int *unal)
 {
     const wl_graph *g = p->g;
@@ -1115,7 +1116,7 @@ static int inductor_cat_into(const vf_plan *p, int mo, const int *pads, int *una
             continue;
         int rc = p->root[c->out[0]];
         for (int k = p->rd_start[rc]; k < p->rd_start[rc + 1]; k++)
-            if (pads[p->rd_op[k]])
+            if (pads && pads[p->rd_op[k]])
                 return -1;
         const wl_tensor *y = &g->t[c->out[0]];
         int64_t a = wl_attr_int(c, "axis", 0);
@@ -1200,12 +1201,18 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     if (live < 0)
         return -1;
     /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
-    /* and a bias copy before a GEMM writing into an unaligned concat slice */
+    /* and a bias copy before a GEMM writing into an unaligned concat slice (pads only when the
+     * graph has an alignment-1 GEMM, copies only when it has a concat) */
+    int any_a1 = 0, any_cat = 0;
+    for (int i = 0; i < g->nop && p.policy == VF_INDUCTOR; i++) {
+        any_cat |= g->op[i].type == OP_CONCAT;
+        any_a1 |= works[i].kind == OPK_GEMM && works[i].align1;
+    }
     size_t nitems = (size_t)live + 1;
-    for (int k = 0; k < live && p.policy == VF_INDUCTOR; k++) {
+    for (int k = 0; k < live && (any_a1 || any_cat); k++) {
         const vf_group *G = &p.gr[order[k]];
         if (G->kind != GK_EXCL && G->nreal == 1 && works[main_op(&p, order[k])].kind == OPK_GEMM)
-            nitems += VF_MAX_PADS + 1;
+            nitems += (size_t)((any_a1 ? VF_MAX_PADS : 0) + (any_cat ? 1 : 0));
     }
     r->items = arena_calloc(a, nitems, sizeof *r->items);
     if (!r->items)
@@ -1214,16 +1221,15 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
      * written in place into a concat: into[op] = 2 x concat op + 1 when the slice is unaligned */
     int *pads = NULL, *into = NULL;
     if (p.policy == VF_INDUCTOR) {
-        pads = arena_calloc(a, (size_t)n, sizeof(int));
-        into = arena_calloc(a, (size_t)n, sizeof(int));
-        if (!pads || !into)
+        if (any_a1 && !(pads = arena_calloc(a, (size_t)n, sizeof(int))))
             return oom(g, e);
-        for (int i = 0; i < n; i++)
-            into[i] = -1;
-        for (int k = 0; k < live; k++) {
+        if (any_cat && !(into = arena_alloc(a, (size_t)n, sizeof(int))))
+            return oom(g, e);
+        for (int k = 0; k < live && pads; k++) {
             const vf_group *G = &p.gr[order[k]];
             int mo = main_op(&p, order[k]);
-            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM)
+            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM ||
+                !works[mo].align1)
                 continue;
             op_work gw;
             externals(&p, order[k], &s);
@@ -1238,11 +1244,15 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             int64_t pad[VF_MAX_PADS];
             pads[mo] = inductor_pads(&p, mo, &gw, c, inb, wr, which, pad);
         }
-        memset(s.mark, 0, (size_t)nt * sizeof(int)); /* externals marks groups it has seen */
-        for (int k = 0; k < live; k++) {
+        if (pads)
+            memset(s.mark, 0, (size_t)nt * sizeof(int)); /* externals marks groups it has seen */
+        for (int i = 0; into && i < n; i++)
+            into[i] = -1;
+        for (int k = 0; k < live && into; k++) {
             const vf_group *G = &p.gr[order[k]];
             int mo = main_op(&p, order[k]), unal;
-            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM || pads[mo])
+            if (G->kind == GK_EXCL || G->nreal != 1 || works[mo].kind != OPK_GEMM ||
+                (pads && pads[mo]))
                 continue;
             int cc = inductor_cat_into(&p, mo, pads, &unal);
             if (cc >= 0)
@@ -1324,7 +1334,8 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
             inb = kt_count_add(inb, s.bytes[s.xin[j]]);
         int which[VF_MAX_PADS];
         int64_t pad[VF_MAX_PADS];
-        int npad = p.policy == VF_INDUCTOR && G->nreal == 1 && gw->kind == OPK_GEMM
+        /* (the decision is pads[mo]'s; recomputed here for the operands it pads) */
+        int npad = pads && G->nreal == 1 && gw->kind == OPK_GEMM && pads[mo]
                        ? inductor_pads(&p, mo, gw, c, inb, wr, which, pad)
                        : 0;
         if (npad) {
