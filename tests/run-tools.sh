@@ -235,6 +235,9 @@ if command -v python3 >/dev/null 2>&1; then
         if "$bin" $args --format json 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' \
             2>"$tmp/json.err"; then ok; else bad "invalid JSON from: $args ($(head -1 "$tmp/json.err"))"; fi
     done
+    # 9b. the application harness's raw-to-CSV writer on fake raw output (--vf-from included)
+    if python3 hw/calibrate/apps/collect_apps.py --selftest >"$tmp/collect.log" 2>&1; then ok
+    else bad "collect_apps.py --selftest: $(tail -1 "$tmp/collect.log")"; fi
 fi
 # 8b. workload paths of any length (compare, sweep and info cut them at 63 characters) and
 #     any number of shipped workloads (compare --workload all read at most 64)

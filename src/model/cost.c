@@ -139,17 +139,9 @@ static void embedding_bwd_tile(const hw_gpu *g, const op_work *w, cost_tiling *t
         t->tiles = cdiv(table, vec) + EMB_BWD_ATEN_PER_INDEX_KERNELS * rows;
         /* dy rows read twice (partial sums, then the scatter), the table written */
         t->l2_bytes = (int64_t)fmin(2.0 * (double)w->in_l2_bytes + (double)table, 9.0e18);
-        if (w->contig_bytes > 0) {
-            /* a strided dy is copied contiguous first: one more kernel, element by element (a
-             * non-vectorized ATen copy at kernels.unaligned_copy_bytes_per_clk_per_sm; DLRM's
-             * [B, 26, 128] slice of the interaction gradient: 33.5 us at B = 4096 on the H200,
-             * validation/apps/h200-apps-kernels.csv) */
-            double cb = 2.0 * (double)w->contig_bytes;
+        if (w->contig_bytes > 0) { /* a strided dy copied contiguous first (cost_eval) */
             t->kernels += 1;
-            t->l2_bytes = (int64_t)fmin((double)t->l2_bytes + cb, 9.0e18);
-            if (g->unaligned_copy_bytes_per_clk_per_sm > 0)
-                t->tail_s += cb / (g->unaligned_copy_bytes_per_clk_per_sm * g->sm_count *
-                                   g->clock_MHz * 1e6);
+            t->l2_bytes = (int64_t)fmin((double)t->l2_bytes + 2.0 * (double)w->contig_bytes, 9.0e18);
         }
     } else {
         int64_t esz = table / (w->table_rows > 0 && w->row_len > 0 ? w->table_rows * w->row_len : 1);
@@ -707,6 +699,16 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
     r->dram_s = (double)dram_bytes / roof_dram_Bps(g, active, inflight);
     double overlapped_dram_s = r->dram_s;
     r->tail_s = t.tail_s;
+    if (w->type == OP_EMBEDDING_BWD && !w->generated && w->contig_bytes > 0 &&
+        g->unaligned_copy_bytes_per_clk_per_sm > 0) {
+        /* ATen's dense embedding backward first copies a strided dy contiguous: a kernel of its
+         * own before the sort, element by element like unaligned copies (read + written at
+         * kernels.unaligned_copy_bytes_per_clk_per_sm per SM clock); DLRM's [B, 26, 128] slice
+         * of the interaction gradient: 33.5 us at B = 4096 on the H200
+         * (validation/apps/h200-apps-kernels.csv) */
+        r->tail_s += 2.0 * (double)w->contig_bytes /
+                     (g->unaligned_copy_bytes_per_clk_per_sm * sms * c->clock_MHz * 1e6);
+    }
     if (w->kind == OPK_GEMM && !w->align1 && !c->persistent) {
         /* a library GEMM writes its output tile after its mainloop (the epilogue): the
          * writes follow the reads and the math instead of overlapping them (measured on the

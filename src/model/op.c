@@ -1240,7 +1240,7 @@ int op_is_free(const wl_graph *g, const wl_op *o)
  * alignment-8 bf16 kernels and ATen its vectorized copies only at 16-byte strides). */
 enum { VECTOR_BYTES = 16 };
 
-static int unaligned(int64_t elems, dtype d)
+int op_unaligned(int64_t elems, dtype d)
 {
     return (elems * dt_bytes(d)) % VECTOR_BYTES != 0;
 }
@@ -1264,7 +1264,7 @@ static int64_t row_stride(const wl_graph *g, int t, int *off)
         norm_axis(wl_attr_int(o, "axis", 0), src->ndim, &a);
         if (a == src->ndim - 1) {
             ld = src->dim[a];
-            *off |= unaligned(wl_attr_int(o, "start", 0), src->dt);
+            *off |= op_unaligned(wl_attr_int(o, "start", 0), src->dt);
         }
         t = o->in[0];
     }
@@ -1309,7 +1309,7 @@ static int gemm_align1(const wl_graph *g, const wl_op *o, const gemm_geo *gg)
     dtype d = IN(g, o, 0)->dt;
     int off = 0;
     int64_t lda = row_stride(g, o->in[0], &off), ldb = row_stride(g, o->in[1], &off);
-    return unaligned(lda, d) || unaligned(ldb, d) || unaligned(gg->n, d) || off;
+    return op_unaligned(lda, d) || op_unaligned(ldb, d) || op_unaligned(gg->n, d) || off;
 }
 
 /* Elements of t with the flagged dimensions rounded up to a 16-byte multiple. */
@@ -1336,9 +1336,9 @@ int op_gemm_pad_bytes(const wl_graph *g, const wl_op *o, int64_t pad[3])
     const wl_tensor *a = IN(g, o, 0), *b = IN(g, o, 1);
     int lin = o->type == OP_LINEAR, ta = !lin && wl_attr_int(o, "transpose_a", 0);
     int tb = (int)wl_attr_int(o, "transpose_b", 0);
-    int padk = unaligned(gg.k, a->dt), padn = unaligned(gg.n, a->dt);
+    int padk = op_unaligned(gg.k, a->dt), padn = op_unaligned(gg.n, a->dt);
     /* pad_mm pads K and N only: an A stored transposed with an unaligned M stays unaligned */
-    if ((!padk && !padn) || (ta && unaligned(gg.m, a->dt)))
+    if ((!padk && !padn) || (ta && op_unaligned(gg.m, a->dt)))
         return 0;
     int fa[WL_MAXDIM] = {0}, fb[WL_MAXDIM] = {0}, fc[WL_MAXDIM] = {0};
     int ak = ta ? a->ndim - 2 : a->ndim - 1;
@@ -1880,10 +1880,10 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
             norm_axis(wl_attr_int(o, "axis", 0), x0->ndim, &a);
             if (a == x0->ndim - 1) {
                 for (int i = 0; i < o->nin; i++)
-                    w->unaligned |= unaligned(IN(g, o, i)->dim[a], x0->dt);
+                    w->unaligned |= op_unaligned(IN(g, o, i)->dim[a], x0->dt);
                 if (o->type == OP_SLICE)
-                    w->unaligned |= unaligned(y->dim[a], x0->dt) ||
-                                    unaligned(wl_attr_int(o, "start", 0), x0->dt);
+                    w->unaligned |= op_unaligned(y->dim[a], x0->dt) ||
+                                    op_unaligned(wl_attr_int(o, "start", 0), x0->dt);
             }
         }
         if (o->type == OP_INDEX_COPY || o->type == OP_SCATTER) {

@@ -288,6 +288,9 @@ int op_attr_known(int type, const char *key);
  *  mean load T*K/E (imbalance in [1, E/K]) while the other E-1 share the rest evenly. */
 double op_moe_kept_slots(int64_t tokens, int64_t k, int64_t experts, int64_t capacity,
                          double imbalance);
+/** 1 when `elems` elements of dtype d are not a whole number of 16-byte vectors (cuBLAS's
+ *  alignment-8 bf16 kernels and ATen's vectorized copies need 16-byte rows and offsets). */
+int op_unaligned(int64_t elems, dtype d);
 /** A (checked) routing op's busiest expert's load over the mean (its imbalance_pct / 100). */
 double op_moe_imbalance(const wl_op *o);
 /** A (checked) routing op's tokens T, slots per token K, experts E and capacity C. */

@@ -430,9 +430,6 @@ static double tile_desc(char *buf, size_t n, int64_t rows, int64_t cols, dtype d
     return (double)(rows ? rows : 1) * (double)cols * dt_bytes(dt);
 }
 
-/* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
- * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
- * with the reason in why. */
 /* Under inductor a gather is an indexed load inside a generated kernel; MoE routing's permutes
  * stay library (custom-op) kernels. */
 static int indexed_load(const wl_op *o, const op_work *w)
@@ -440,6 +437,9 @@ static int indexed_load(const wl_op *o, const op_work *w)
     return w->kind == OPK_GATHER && !op_is_route(o->type);
 }
 
+/* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
+ * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
+ * with the reason in why. */
 static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx_out, char *why,
                       size_t nwhy, char *rule, size_t nrule)
 {
@@ -1082,12 +1082,6 @@ static int inductor_pads(const vf_plan *p, int mo, const op_work *gw, const cost
                : 0;
 }
 
-/* 1 when `elems` elements of dtype dt are not a whole number of 16-byte vectors */
-static int unaligned16(int64_t elems, dtype dt)
-{
-    return (elems * (int64_t)dt_bytes(dt)) % 16 != 0;
-}
-
 /* Inductor's ConcatKernel (torch/_inductor/lowering.py cat, ir.ConcatKernel): a concat whose
  * users are not all pointwise is not generated as one kernel when a library kernel's output is
  * among its inputs: that output (an extern mm/addmm, flexible layout) is written in place into
@@ -1126,7 +1120,7 @@ static int inductor_cat_into(const vf_plan *p, int mo, const int *pads, int *una
             int64_t off = 0;
             for (int i = 0; i < c->nin && p->root[c->in[i]] != r; i++)
                 off += g->t[c->in[i]].dim[a];
-            *unal = unaligned16(y->dim[a], y->dt) || unaligned16(off, y->dt);
+            *unal = op_unaligned(y->dim[a], y->dt) || op_unaligned(off, y->dt);
         }
         return cc;
     }
