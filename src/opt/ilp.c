@@ -291,7 +291,22 @@ static double exact(const ilp_problem *p, int *choice, int spare)
      * stops where the search stops: O(levels tried x log stages) instead of sorting them all. */
     int nh = 0;
     for (int i = 0; i < n; i++) {
-        at[i] = fstart[i + 1] - 1;
+        /* the levels below plo are skipped: start each stage past its entries below plo, the
+         * last of them (its largest period below plo, the fewest CTAs there) its choice. Its
+         * frontier descends, so they are a suffix: found by bisection. */
+        int lo = fstart[i], hi = fstart[i + 1]; /* first entry below plo: in [lo, hi] */
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (p->st[i].period_s[front[mid]] < plo)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        if (lo < fstart[i + 1])
+            cur[i] = front[lo];
+        at[i] = lo - 1;
+        if (at[i] < fstart[i])
+            continue; /* its frontier is used up */
         heap[nh++] = i;
         for (int c = nh - 1; c > 0 && next_period(p, front, at, heap[(c - 1) / 2]) >
                                           next_period(p, front, at, heap[c]);

@@ -21,8 +21,23 @@ typedef struct ks_ctx {
     double *bsp_s, *bsp_util;
     int64_t *bsp_bytes;      /* per op: DRAM bytes of its bsp kernel */
     const pipe_env *kept;    /* the environment copied into the arena for re-evaluations */
-    arena scratch;           /* the candidate sets' pipelines are built here, then copied */
+    arena scratch;           /* the memo's pipelines are built here, then copied */
+    struct ks_memo **memo;   /* per first op: the exact-search builds of its segments */
+    arena memo_arena;        /* what they hold; freed with the run's context */
 } ks_ctx;
+
+/* One segment built by the exact search (pipe_build, PIPE_EXACT): deterministic in (first,
+ * last) within a run, and asked for by the neighbour merge (its time only), every candidate
+ * set and the explanations, so it is built at most twice (once more when the time was kept and
+ * the pipeline is wanted). The pipeline's stages, members, queues and infeasibility reason live
+ * in the memo's arena (copy_pipeline: no per-candidate terms). */
+typedef struct ks_memo {
+    struct ks_memo *next;
+    int last;
+    double est_s;      /* seg_estimate's answer */
+    int have_p;        /* p is kept */
+    ks_pipeline p;
+} ks_memo;
 
 /* A pipeline that would move more DRAM bytes than the same ops bulk-synchronously (weights
  * re-read per tile, spilled queues) defeats Kitsune's purpose (paper section 3: only inputs,
@@ -243,12 +258,47 @@ static int copy_pipeline(ks_pipeline *p, arena *a)
     return 0;
 }
 
-/* A set of segments built as pipelines (use_ilp: mapped by the MILP, else the exact search's
- * estimate), keeping those that move no more DRAM bytes than bsp and have two or more stages (a
- * single stage is an epilogue group: a vf kernel, not a pipeline). */
-/* The pipelines of a set of segments (pp, np); a segment no allocation of SMs can map is
- * listed in the plan as rejected (its ops run as the rest), one that moves more DRAM bytes
- * than bsp or has a single stage is dropped. */
+/* The exact search's pipeline for ops first..last, or (want_p 0) only its memo entry with
+ * est_s: built on first use, then from the memo (its memory lives as long as the run's
+ * context). NULL when memory runs out. */
+static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
+{
+    const wl_graph *g = x->env.g;
+    if (!x->memo && !(x->memo = arena_calloc(&x->memo_arena, (size_t)g->nop + 1, sizeof *x->memo)))
+        return NULL;
+    ks_memo *m = x->memo[first];
+    while (m && m->last != last)
+        m = m->next;
+    if (m && (m->have_p || !want_p))
+        return m;
+    if (!m) {
+        if (!(m = arena_calloc(&x->memo_arena, 1, sizeof *m)))
+            return NULL;
+        m->last = last;
+        m->next = x->memo[first];
+        x->memo[first] = m;
+    }
+    arena_pos mark = arena_mark(&x->scratch);
+    x->env.search_budget_s = 0;
+    ks_pipeline p;
+    int rc = pipe_build(&x->env, first, last, PIPE_EXACT, NULL, 0, &x->scratch, &p);
+    if (!rc) {
+        m->est_s = worse_than_bsp(x, &p) || p.nstages < 2 ? -1 : p.time_s;
+        if (want_p) {
+            rc = copy_pipeline(&p, &x->memo_arena) ||
+                 (p.infeasible && !(p.infeasible = arena_strdup(&x->memo_arena, p.infeasible)));
+            m->p = p;
+            m->have_p = !rc;
+        }
+    }
+    arena_release(&x->scratch, mark);
+    return rc ? NULL : m;
+}
+
+/* The pipelines of a set of segments (pp, np): mapped by the MILP (use_ilp 1), or the exact
+ * search's estimates (PIPE_EXACT, from the memo). A segment no allocation of SMs can map is
+ * listed in the plan as rejected (its ops run as the rest); one that moves more DRAM bytes than
+ * bsp or has a single stage (an epilogue group: a vf kernel, not a pipeline) is dropped. */
 static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena *a,
                      ks_pipeline **out, int *nout, ks_plan *plan, kt_err *e)
 {
@@ -259,28 +309,22 @@ static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     int kept = 0, nrej = 0;
     for (int s = 0; s < nseg; s++) {
-        /* an estimate is built in scratch memory and only what assemble reads is kept */
-        arena *ba = use_ilp == PIPE_EXACT ? &x->scratch : a;
-        arena_pos mark = arena_mark(ba);
-        if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, ba, &pp[kept]))
-            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-        if (pp[kept].infeasible) { /* no SM allocation runs it, not even one CTA per stage */
-            const char *why = ba != a ? arena_strdup(a, pp[kept].infeasible) : pp[kept].infeasible;
-            if (!why)
+        arena_pos mark = arena_mark(a);
+        if (use_ilp == PIPE_EXACT) { /* estimates: shared with the memo, which outlives them */
+            const ks_memo *m = exact_build(x, seg[s].first, seg[s].last, 1);
+            if (!m)
                 return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-            rej[nrej++] = (ks_rejected){seg[s].first, seg[s].last, why};
-            if (ba != a)
-                arena_release(ba, mark);
+            pp[kept] = m->p;
+        } else if (pipe_build(&x->env, seg[s].first, seg[s].last, use_ilp, NULL, 0, a, &pp[kept])) {
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        }
+        if (pp[kept].infeasible) { /* no SM allocation runs it, not even one CTA per stage */
+            rej[nrej++] = (ks_rejected){seg[s].first, seg[s].last, pp[kept].infeasible};
             continue;
         }
         if (worse_than_bsp(x, &pp[kept]) || pp[kept].nstages < 2) {
-            arena_release(ba, mark);
+            arena_release(a, mark); /* a mapped one's memory */
             continue;
-        }
-        if (ba != a) {
-            if (copy_pipeline(&pp[kept], a))
-                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-            arena_release(ba, mark);
         }
         kept++;
     }
@@ -461,14 +505,12 @@ static void explain(ks_ctx *x, ks_candidate *c, const ks_pipeline *chosen, int n
             c->pipelined = 1;
             c->pipeline = k;
         }
-    arena_pos mark = arena_mark(x->a);
-    ks_pipeline p;
-    x->env.search_budget_s = 0;
-    if (pipe_build(&x->env, c->first, c->last, PIPE_EXACT, NULL, 0, x->a, &p)) {
+    const ks_memo *m = exact_build(x, c->first, c->last, 1);
+    if (!m) {
         snprintf(c->reason, sizeof c->reason, "out of memory");
-        arena_release(x->a, mark);
         return;
     }
+    ks_pipeline p = m->p;
     c->nstages = p.nstages;
     c->pipeline_s = p.time_s;
     int64_t b = 0;
@@ -503,7 +545,6 @@ static void explain(ks_ctx *x, ks_candidate *c, const ks_pipeline *chosen, int n
         snprintf(c->reason, sizeof c->reason,
                  "%.0f%% faster than %s alone, but the chosen set of pipelines is faster",
                  c->rest_s > 0 ? 100 * (1 - p.time_s / c->rest_s) : 0, rest);
-    arena_release(x->a, mark);
 }
 
 /* The longest runs of pipelinable ops: from each op, the longest valid segment starting there
@@ -533,14 +574,8 @@ static int longest_runs(const wl_graph *g, const op_work *w, sel_seg *out)
  * when it is not one (fewer than two stages, more DRAM bytes than bsp). */
 static double seg_estimate(ks_ctx *x, int first, int last)
 {
-    ks_pipeline p;
-    arena_pos mark = arena_mark(x->a);
-    double t = -1;
-    x->env.search_budget_s = 0;
-    if (pipe_build(&x->env, first, last, PIPE_EXACT, NULL, 0, x->a, &p) == 0)
-        t = worse_than_bsp(x, &p) || p.nstages < 2 ? -1 : p.time_s;
-    arena_release(x->a, mark);
-    return t;
+    const ks_memo *m = exact_build(x, first, last, 0);
+    return m ? m->est_s : -1;
 }
 
 /* The search's segments refined with the exact search, which the DP's fluid estimate only
@@ -795,6 +830,7 @@ int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
     int rc = run_ctx(&x, hw, g, works, c, o, a, r, e);
     pipe_env_release(&x.env);
     arena_free(&x.scratch);
+    arena_free(&x.memo_arena);
     return rc;
 }
 
@@ -859,6 +895,10 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
             continue;
         arena_release(a, mark);
         x->kept = NULL; /* released with the estimate's items */
+    }
+    if (!o->why) { /* only the explanations ask the memo again */
+        arena_free(&x->memo_arena);
+        x->memo = NULL;
     }
     static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search"};
     int pick = 0;
