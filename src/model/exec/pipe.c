@@ -561,6 +561,12 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
     double tsync = q_sync_s(hw);
     double out_tile = io->out_bytes / N;
     double best_cost = INFINITY;
+    /* per call, not per group count: the same values each time */
+    double inflight = roof_inflight_full(hw);
+    double l2_Bps = roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+    double dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
+    double port = port_Bps(hw, clk);
+    double bcast_room = l2_bcast_room(hw);
     /* candidate group counts: the divisors of c (each group takes c / g column slices); stages
      * other than GEMMs take whole tiles (g = c) */
     int divs[2 * 64], nd = 0;
@@ -612,7 +618,7 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
                     t.dram_once += io->bcast_dram;
                 } else {
                     t.l2_tile += io->bcast_bytes;
-                    t.in_l2 = io->bcast_bytes <= l2_bcast_room(hw);
+                    t.in_l2 = io->bcast_bytes <= bcast_room;
                     if (t.in_l2)
                         t.dram_once += io->bcast_dram;
                     else
@@ -623,14 +629,14 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
                 double acc = io->reduce_elems * KS_PARTIAL_BYTES;
                 if (t.spills) { /* partial sums read and written back every tile */
                     t.l2_tile += 2 * acc;
-                    if (acc > l2_bcast_room(hw))
+                    if (acc > bcast_room)
                         t.dram_tile += 2 * acc;
                 }
                 t.l2_once += io->reduce_bytes;
             }
             t.compute_s = comp;
             double ports = (double)(c < hw->sm_count ? c : hw->sm_count);
-            t.port_s = t.l2_tile / (ports * port_Bps(hw, clk));
+            t.port_s = t.l2_tile / (ports * port);
             /* each CTA of the tile's group: a handshake per received transfer (its column slice
              * reads the whole multicast tile) and per ring it writes */
             double xfers = (double)cols * (io->in_transfers + io->out_transfers);
@@ -670,16 +676,16 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
             /* a tile is worked on by one group: its latency is g periods; resident slices load
              * through the CTAs' ports before the first tile */
             t.fill_s = t.period_s * (io->reduce ? 1.0 : (double)g) +
-                       (t.resident ? slice / port_Bps(hw, clk) : 0.0) +
-                       t.l2_once / roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk);
+                       (t.resident ? slice / port : 0.0) +
+                       t.l2_once / l2_Bps;
             /* rings: each producing CTA double-buffers its share of a tile */
             t.queue_bytes = (double)Q_DEPTH_DEFAULT * out_tile * (io->reduce ? 1.0 : (double)g);
             t.split = io->reduce ? KS_SPLIT_REDUCE
                     : g == c     ? KS_SPLIT_ROW
                     : g == 1     ? KS_SPLIT_COL
                                  : KS_SPLIT_2D;
-            double cost = t.l2_tile / roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), clk) +
-                          t.dram_tile / roof_dram_Bps(hw, hw->sm_count, roof_inflight_full(hw)) +
+            double cost = t.l2_tile / l2_Bps +
+                          t.dram_tile / dram_Bps +
                           t.period_s;
             if (cost < best_cost * (1 - 1e-12)) {
                 best_cost = cost;
