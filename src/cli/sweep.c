@@ -366,7 +366,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
              (c->dtype_given && wl_set_float_dtype(&g, c->dtype, e)) ||
              kt_run(hw, &g, &o, &ts->a, &rr, e) || graph_memory(rr.g, &ts->a, &mem, e);
     if (rc) {
-        arena_free(&ts->a);
+        arena_release(&ts->a, (arena_pos){0}); /* blocks kept for the next point */
         return -1;
     }
     if ((double)mem.weight_bytes + (double)mem.peak_act_bytes >
@@ -379,7 +379,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        arena_free(&ts->a);
+        arena_release(&ts->a, (arena_pos){0}); /* blocks kept for the next point */
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
     }
     for (int s = 0; s < EX_COUNT; s++) {
@@ -417,7 +417,7 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
         }
         fputc('\n', f);
     }
-    arena_free(&ts->a);
+    arena_release(&ts->a, (arena_pos){0}); /* blocks kept for the next point */
     if (fclose(f) || !buf) {
         free(buf);
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
