@@ -136,6 +136,106 @@ START_TEST(random_vs_brute_force)
 }
 END_TEST
 
+/* ilp_exact's definition, written out: for every period level v at or above the slowest
+ * stage's least period (every candidate's period is tried, ascending), each stage takes its
+ * fewest CTAs with a period <= v; the first level with the least time wins. No frontier, heap,
+ * running sums or skipped levels. -1 (and choice 0) when no level fits. */
+static double levels_ref(const ilp_problem *p, int *choice)
+{
+    enum { NV = 8 * 64 };
+    double lv[NV];
+    int nv = 0, cur[8];
+    double plo = 0;
+    for (int i = 0; i < p->nstages; i++) {
+        double m = INFINITY;
+        for (int c = 0; c < p->st[i].ncand; c++)
+            m = fmin(m, p->st[i].period_s[c]);
+        plo = fmax(plo, m);
+    }
+    for (int i = 0; i < p->nstages; i++)
+        for (int c = 0; c < p->st[i].ncand; c++)
+            if (p->st[i].period_s[c] >= plo && nv < NV)
+                lv[nv++] = p->st[i].period_s[c];
+    for (int a = 1; a < nv; a++) /* ascending */
+        for (int b = a; b > 0 && lv[b - 1] > lv[b]; b--) {
+            double t = lv[b];
+            lv[b] = lv[b - 1];
+            lv[b - 1] = t;
+        }
+    double best = -1;
+    for (int i = 0; i < p->nstages; i++)
+        choice[i] = 0;
+    for (int k = 0; k < nv; k++) {
+        for (int i = 0; i < p->nstages; i++) {
+            cur[i] = 0;
+            while (p->st[i].period_s[cur[i]] > lv[k])
+                cur[i]++; /* lv[k] >= plo: some candidate reaches it */
+        }
+        double t = ilp_eval(p, cur, NULL);
+        if (t >= 0 && (best < 0 || t < best)) {
+            best = t;
+            for (int i = 0; i < p->nstages; i++)
+                choice[i] = cur[i];
+        }
+    }
+    return best;
+}
+
+/* The exact search (frontiers merged by a heap, levels below the least period skipped by
+ * bisection, an O(1) screen before each evaluation) against its definition, on problems shaped
+ * like the shipped pipelines': every CTA count 1..#SMs, up to 8 stages, periods with plateaus
+ * (wave quantization) and ties. The same time and the same allocation. */
+START_TEST(exact_is_its_definition)
+{
+    enum { BS = 8, BC = 40 };
+    unsigned seed = 777;
+    static int cands[BC];
+    for (int k = 0; k < BC; k++)
+        cands[k] = k + 1;
+    int feasible = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int S = 6 + (int)(rnd(&seed) % (BC - 5)); /* 6..40 SMs, candidates 1..S */
+        int n = 2 + (int)(rnd(&seed) % (BS - 1)); /* 2..8 stages */
+        ilp_stage st[BS];
+        static double buf[BS][5][BC];
+        for (int i = 0; i < n; i++) {
+            double work = 1e-6 * (1 + rnd(&seed) % 50), wave = 1 + rnd(&seed) % 9;
+            double qbase = 100.0 * (rnd(&seed) % 50), mc = (rnd(&seed) % 3) * 1000.0;
+            for (int k = 0; k < S; k++) {
+                buf[i][0][k] = work * ceil(wave / cands[k] + 0.5) / wave;
+                buf[i][1][k] = 4000.0 + mc * cands[k];
+                buf[i][2][k] = rnd(&seed) % 4 ? 0 : 2000.0;
+                buf[i][3][k] = buf[i][0][k] * (1 + rnd(&seed) % 3);
+                buf[i][4][k] = qbase * (1 + cands[k] / 4);
+            }
+            st[i] = (ilp_stage){.tensor = (int)(rnd(&seed) % 2), .ncand = S, .cand_ctas = cands,
+                                .period_s = buf[i][0], .l2_bytes = buf[i][1],
+                                .dram_bytes = buf[i][2], .fill_s = buf[i][3],
+                                .queue_bytes = buf[i][4],
+                                .smem_per_cta_bytes = rnd(&seed) % 3 ? 1000.0 * (rnd(&seed) % 100) : 0};
+        }
+        ilp_problem p = {n, st, S, (int)(rnd(&seed) % 2), 64000, 65536,
+                         1.0 + rnd(&seed) % 2000,
+                         rnd(&seed) % 2 ? 0 : 1e9 + 1e7 * (rnd(&seed) % 100),
+                         rnd(&seed) % 2 ? 0 : 1e9, 0, 0,
+                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 400), 5.0};
+        int got[BS], want[BS];
+        double tw = levels_ref(&p, want);
+        double tg = ilp_exact(&p, got);
+        if (tw < 0) {
+            ck_assert_double_eq(tg, -1);
+            continue;
+        }
+        feasible++;
+        ck_assert_msg(tg == tw, "trial %d: exact %.17g, definition %.17g", trial, tg, tw);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(got[i] == want[i], "trial %d stage %d: exact %d, definition %d", trial,
+                          i, got[i], want[i]);
+    }
+    ck_assert_int_ge(feasible, 100); /* most problems have an allocation */
+}
+END_TEST
+
 /* With one tile the period does not matter: the mapper minimizes fill alone. */
 START_TEST(one_tile_is_fill_only)
 {
@@ -218,6 +318,7 @@ static Suite *suite(void)
     Suite *s = suite_create("ilp");
     TCase *t = tcase_create("ilp_solve");
     tcase_add_test(t, random_vs_brute_force);
+    tcase_add_test(t, exact_is_its_definition);
     tcase_add_test(t, one_tile_is_fill_only);
     tcase_add_test(t, equal_stages_split_evenly);
     tcase_add_test(t, bounds_and_failures);
