@@ -271,13 +271,9 @@ static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
         m = m->next;
     if (m && (m->have_p || !want_p))
         return m;
-    if (!m) {
-        if (!(m = arena_calloc(&x->memo_arena, 1, sizeof *m)))
-            return NULL;
-        m->last = last;
-        m->next = x->memo[first];
-        x->memo[first] = m;
-    }
+    int fresh = !m; /* linked only once built: a failed build leaves no entry behind */
+    if (fresh && !(m = arena_calloc(&x->memo_arena, 1, sizeof *m)))
+        return NULL;
     arena_pos mark = arena_mark(&x->scratch);
     x->env.search_budget_s = 0;
     ks_pipeline p;
@@ -292,7 +288,14 @@ static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
         }
     }
     arena_release(&x->scratch, mark);
-    return rc ? NULL : m;
+    if (rc)
+        return NULL;
+    if (fresh) {
+        m->last = last;
+        m->next = x->memo[first];
+        x->memo[first] = m;
+    }
+    return m;
 }
 
 /* The pipelines of a set of segments (pp, np): mapped by the MILP (use_ilp 1), or the exact
