@@ -981,7 +981,7 @@ def cmd_one(args):
     ctx = make_ctx((args.E, args.N or args.E // 6), args.B)
     a = [int(x) for x in args.alloc.split("-")]
     rec = run_case(ctx, args.pipe, args.arch or args.pipe, args.tm, a, minb=args.minb, reps=args.reps,
-                   impl=args.impl)
+                   impl=args.impl, depth=args.depth)
     log(json.dumps(rec, indent=1))
     return 0 if rec["status"] == "ok" else 1
 
@@ -1010,6 +1010,7 @@ def main():
     ap.add_argument("--minb", type=int, default=1)
     ap.add_argument("--alloc", default="16-48-24-20-24")
     ap.add_argument("--reps", type=int, default=21)
+    ap.add_argument("--depth", type=int, default=2, help="one: ring slots per CTA (see build_mgn)")
     ap.add_argument("--E", type=int, default=393216)
     ap.add_argument("--B", type=int, default=262144)
     ap.add_argument("--N", type=int, default=0, help="one: MGN nodes (default E / 6)")

@@ -9,6 +9,11 @@
 #   hw/calibrate/pipeline/run.sh dram    where the MGN pipelines' DRAM bytes go: ncu L2 and DRAM
 #                                        counters of the mapper's allocations, node tables of
 #                                        1 to 67 MB, < 5 min
+#   hw/calibrate/pipeline/run.sh ring [FILE]  the multicast ring of mgn-mc (e_in to fc1 and
+#                                        ln_res) at ring sizes of 8-50 MiB (queue depth 1-4,
+#                                        44-132 CTAs, TM 64 and 128) against mgn (no deep ring) at
+#                                        the same allocations: ncu L2 and DRAM counters, one CSV,
+#                                        < 7 min; the cases of FILE (default ring-cases.txt)
 # Clocks, power limits and GPU modes are left as found (ncu with --clock-control none).
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -109,6 +114,28 @@ mgn-n32k mgn mgn 128 46-32-18-18-17 32768
 mgn-n131k mgn mgn 128 46-32-18-18-17 131072
 fused-n262k mgn mgn-fused 128 59-25-25-23 262144
 CASES
+elif [ "$MODE" = ring ]; then
+  # label pipe arch tm depth alloc N: every ncu CSV appended to $OUT/ring.csv behind its case
+  M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+  M=$M,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum
+  M=$M,lts__t_sector_op_read_hit_rate.pct,lts__t_sector_op_write_hit_rate.pct
+  : > "$OUT/ring.csv"
+  while read -r label p arch tm depth alloc N; do
+    REM=$(( 400 - $(el) ))
+    [ $REM -gt 20 ] || { echo "deadline: skipping $label"; continue; }
+    echo "== ncu $label: $p $arch TM$tm depth $depth $alloc N=$N (t=$(el)s)"
+    timeout $REM ncu --clock-control none --print-units base --csv --page raw -k regex:ktp_kernel -c 1 \
+        --metrics $M --log-file "/tmp/ring_$label.csv" \
+        python3 "$HERE/pipe.py" one --pipe "$p" --arch "$arch" --tm "$tm" --depth "$depth" \
+        --alloc "$alloc" --N "$N" --reps 1 < /dev/null > "/tmp/ring_$label.out" 2>&1 \
+        || { echo "ncu rc=$?"; tail -3 "/tmp/ring_$label.out"; }
+    grep -o '"time_s": [0-9.e-]*' "/tmp/ring_$label.out" | head -1
+    grep -o '"status": "[a-z]*"' "/tmp/ring_$label.out" | head -1
+    if [ -s "/tmp/ring_$label.csv" ]; then
+      echo "## case $label $p $arch $tm $depth $alloc $N" >> "$OUT/ring.csv"
+      grep -v '^==' "/tmp/ring_$label.csv" >> "$OUT/ring.csv"
+    fi
+  done < <(grep -v '^#' "${2:-$HERE/ring-cases.txt}")
 elif [ "$MODE" = cat ]; then
   # re-sweep of the MGN pipelines after a change to the gather/concat stage (no baselines)
   echo "== sweep, MGN only (t=$(el)s)"
