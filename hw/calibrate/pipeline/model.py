@@ -586,14 +586,19 @@ def dram(check, dest):
            "| GPU | stages | allocation | node table MB | read | write | predicted read | "
            "predicted write | of which gathered rows | kernel us | read error |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + table
-    with open(os.path.join(dest, "dram.md"), "w") as f:
-        f.write("\n".join(out) + "\n")
-    print("\n".join(out))
+    report(dest, "dram.md", out)
     if check and fails:
         for m in fails:
             print("model.py: guard failed: " + m, file=sys.stderr)
         return 1
     return 0
+
+
+def report(dest, name, lines):
+    """Write a Markdown report DIR/name and print it."""
+    with open(os.path.join(dest, name), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
 
 
 def ncu_blocks(path):
@@ -682,9 +687,7 @@ def ring(dest):
            "| run | stages | TM | depth | allocation | node table MB | ring MiB | read | write | "
            "extra read | extra write | predicted read | predicted write | kernel us |",
            "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + table
-    with open(os.path.join(dest, "ring.md"), "w") as fh:
-        fh.write("\n".join(out) + "\n")
-    print("\n".join(out))
+    report(dest, "ring.md", out)
     return 0
 
 
