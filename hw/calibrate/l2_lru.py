@@ -18,6 +18,9 @@ MiB = 1 << 20
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     raw = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results", "raw-l2-lru")
     rows = list(csv.reader(open(os.path.join(raw, "l2_lru_ncu.csv"), newline="").read().splitlines()))
     h = next(i for i, r in enumerate(rows) if r and r[0] == "ID")

@@ -18,11 +18,13 @@
       DRAM bytes of the pipelines (validation/pipeline/raw/run4-dram-h200, run.sh dram: node
       tables of 1-67 MB) and of the mapper's MGN allocation on an H100 (run3-ilp-h100) against
       the model's; writes DIR/dram.csv and DIR/dram.md; --check guards DRAM_GUARD below.
-  python3 hw/calibrate/pipeline/model.py ring [--out DIR]
-      The multicast ring of mgn-mc (validation/pipeline/raw/run6-ring-h200, run.sh ring): DRAM
-      and L2 bytes at ring sizes of 8-50 MiB against mgn at the same allocation (no deep ring),
-      and the model's bytes where it can express the run (queue depth 2); writes DIR/ring.csv
-      and DIR/ring.md. Reported, not guarded: the model has no eviction of ring lines yet.
+  python3 hw/calibrate/pipeline/model.py ring [--check] [--out DIR]
+      The multicast ring of mgn-mc (validation/pipeline/raw/run6-ring-h200 and run7-ring2-h200,
+      run.sh ring): DRAM and L2 bytes at ring sizes of 8-50 MiB against mgn at the same
+      allocation (no deep ring), and the model's bytes where it can express the run (queue depth
+      2); writes DIR/ring.csv and DIR/ring.md. No error goal (the model has no eviction of ring
+      lines yet); --check fails when the committed validation/pipeline/ring.{csv,md} differ from
+      the regenerated ones.
   python3 hw/calibrate/pipeline/model.py ilpcheck [--check] [--out DIR]
       The measured run of those cases (validation/pipeline/raw/run3-ilp-h100, run.sh ilp): per
       combination, the mapper's allocation against the best allocation measured before (timed
@@ -394,15 +396,28 @@ ILP_RAWS = ["run5-ilp-h200", "run3-ilp-h100"]
 ILP_GUARDS = {"vs_previous_best": 1.05, "vs_neighbourhood_best": 1.15}
 
 
+def ncu_metrics(lines):
+    """{metric: value} of the first kernel of an ncu --csv --page raw listing (its lines), or
+    None when it has none: the header row starts with "ID", a units row follows, then values
+    (thousands separated by commas)."""
+    rows = list(csv.reader(lines))
+    h = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
+    if h is None or len(rows) < h + 3:
+        return None
+    out = {}
+    for name, v in zip(rows[h], rows[h + 2]):
+        if "__" in name:
+            try:
+                out[name] = float(v.replace(",", ""))
+            except ValueError:
+                pass
+    return out
+
+
 def ncu_kernel(path):
     """(dram read bytes, dram write bytes, time s) of the one kernel of an ncu --csv raw page."""
-    rows = list(csv.reader(open(path, newline="").read().splitlines()))
-    h = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    col = {n: k for k, n in enumerate(rows[h])}
-    r = rows[h + 2]
-    v = [float(r[col[m]].replace(",", "")) for m in
-         ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")]
-    return v[0], v[1], v[2] * 1e-9
+    m = ncu_metrics(open(path, newline="").read().splitlines())
+    return m["dram__bytes_read.sum"], m["dram__bytes_write.sum"], m["gpu__time_duration.sum"] * 1e-9
 
 
 def ilpcheck(check, dest):
@@ -605,33 +620,23 @@ def ncu_blocks(path):
     """{label: (case fields, {metric: value})} of run.sh ring's CSV: each ncu raw page behind a
     '## case LABEL pipe arch tm depth alloc N' line."""
     out, label, fields, lines = {}, None, None, []
-
-    def close():
-        if label is None:
-            return
-        rows = list(csv.reader(lines))
-        h = next((i for i, r in enumerate(rows) if r and r[0] == "ID"), None)
-        if h is None or len(rows) < h + 3:
-            return
-        col = {n: k for k, n in enumerate(rows[h])}
-        r = rows[h + 2]
-        out[label] = (fields, {m: float(r[k].replace(",", "")) for m, k in col.items()
-                               if "__" in m and r[k].replace(",", "").replace(".", "").isdigit()})
-    for line in open(path, newline=""):
-        if line.startswith("## case "):
-            close()
+    for line in open(path, newline="").read().splitlines() + ["## case"]:
+        if line.startswith("## case"):
+            m = ncu_metrics(lines) if label else None
+            if m:
+                out[label] = (fields, m)
             f = line.split()[2:]
-            label, fields, lines = f[0], f[1:], []
+            label, fields, lines = (f[0] if f else None), f[1:], []
         else:
-            lines.append(line.rstrip("\n"))
-    close()
+            lines.append(line)
     return out
 
 
 RING_RUNS = ["run6-ring-h200", "run7-ring2-h200"]
+MGN_EDGES = 393216  # pipe.py's default --E, which run.sh ring keeps
 
 
-def ring(dest):
+def ring(check, dest):
     cases = {}
     for run in RING_RUNS:
         for k, (f, m) in ncu_blocks(os.path.join(ROOT, "validation", "pipeline", "raw", run,
@@ -673,7 +678,7 @@ def ring(dest):
                     "extra_write_bytes_vs_mgn", "l2_read_bytes", "l2_write_bytes", "time_s",
                     "predicted_dram_read_bytes", "predicted_dram_write_bytes"])
         w.writerows(rows)
-    e_in = 393216 * 3 * L * 2
+    e_in = MGN_EDGES * 3 * L * 2
     out = ["# The multicast ring of mgn-mc on the H200", "",
            "Generated by `python3 hw/calibrate/pipeline/model.py ring` from `raw/run6-ring-h200` "
            "and `raw/run7-ring2-h200` (`run.sh ring` with `ring-cases.txt` and "
@@ -688,6 +693,13 @@ def ring(dest):
            "extra read | extra write | predicted read | predicted write | kernel us |",
            "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + table
     report(dest, "ring.md", out)
+    if check:  # the committed report is the current one (a model change must regenerate it)
+        here = os.path.join(ROOT, "validation", "pipeline")
+        for name in ("ring.csv", "ring.md"):
+            if open(os.path.join(dest, name)).read() != open(os.path.join(here, name)).read():
+                print("model.py: validation/pipeline/%s is out of date (run model.py ring)" % name,
+                      file=sys.stderr)
+                return 1
     return 0
 
 
@@ -718,7 +730,7 @@ def main():
         dest = os.path.join(ROOT, "validation", "pipeline")
         if "--out" in a:
             dest = a[a.index("--out") + 1]
-        return ring(dest)
+        return ring("--check" in a, dest)
     if a[0] == "ilp":
         ilp(a[a.index("--cases") + 1] if "--cases" in a else None)
         return 0
