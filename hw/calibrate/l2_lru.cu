@@ -11,6 +11,18 @@
 //       ./l2_lru > ncu.csv      (the program prints its launch list on stderr)
 //
 // Launch order: for each mode, for each W: evict, chase(W, 1 pass), evict, chase(W, PASSES).
+//
+// `./l2_lru ring` measures rings instead: a buffer of W MiB written and read as a ring queue
+// is (ring_pass). Each pass every line is written once (st.global.cg, whole 128-byte lines, by
+// CTA (i + 37 pass) mod grid) and the line written half a ring earlier is read back (lag W/2, so
+// a read comes W/2 of ring traffic after its write). Two kinds: "ring-rw" (the ring alone: a
+// slot is rewritten after W distinct bytes) and "ring-stream" (per 3 ring lines one fresh line
+// is read from and one fresh line written to streams that never repeat, as mgn-mc's streamed
+// e and e_out beside its e_in ring: a slot is rewritten after 5/3 W distinct bytes). Nsight
+// Compute's DRAM write and read bytes of the 1- and 5-pass launches, less the streams' own,
+// give the fraction of ring lines written back (evicted dirty before their slot was rewritten)
+// and read back (evicted before their reader came):
+//   ncu ... --metrics dram__bytes_read.sum,dram__bytes_write.sum -k regex:ring_pass ./l2_lru ring
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -44,6 +56,42 @@ __global__ void chase(const int4 *buf, long long lines, int passes, int shift, i
         *sink = acc;
 }
 
+// One warp per CTA; 4 lines per step. Line i of the ring belongs to CTA (i + pass x shift) mod
+// grid. At ring line i: write it, read line i - lines/2 (mod lines), and when stream is set and
+// i % 3 == 0, read one fresh line of sin and write one fresh line of sout (pass-offset, so a
+// stream line is never touched twice).
+__global__ void ring_pass(int4 *buf, long long lines, const int4 *sin, int4 *sout, int stream,
+                          int passes, int shift, int *sink)
+{
+    int acc = 0;
+    long long g = gridDim.x, third = lines / 3 + 1;
+    for (int p = 0; p < passes; p++) {
+        long long first = ((long long)blockIdx.x - (long long)p * shift) % g;
+        if (first < 0)
+            first += g;
+        for (long long j = 0; first + j * g < lines; j += 4) {
+            long long line = first + (j + threadIdx.x / 8) * g;
+            if (line >= lines)
+                continue;
+            int k = threadIdx.x % 8;
+            __stcg(buf + line * 8 + k, make_int4((int)line, p, k, 1));
+            long long back = line - lines / 2;
+            if (back < 0)
+                back += lines;
+            int4 v = __ldcg(buf + back * 8 + k);
+            acc ^= v.x ^ v.w;
+            if (stream && line % 3 == 0) {
+                long long s = (long long)p * third + line / 3;
+                int4 w = __ldcg(sin + s * 8 + k);
+                acc ^= w.y;
+                __stcg(sout + s * 8 + k, make_int4(w.x, p, k, 2));
+            }
+        }
+    }
+    if (acc == 0x7fffffff)
+        *sink = acc;
+}
+
 // Touch a large buffer so that nothing of the working set stays in L2.
 __global__ void evict(int4 *buf, long long n)
 {
@@ -52,7 +100,38 @@ __global__ void evict(int4 *buf, long long n)
         buf[i] = make_int4((int)i, 0, 0, 1);
 }
 
-int main()
+static int ring_main(int sms, int4 *big, long long big_bytes, int *sink)
+{
+    const long long MiB = 1 << 20;
+    const int grid = sms * 4, block = 32;
+    const int sizes[] = {8, 12, 16, 20, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 48, 52, 56, 64};
+    const int nsizes = sizeof sizes / sizeof sizes[0];
+    int4 *buf, *sin, *sout;
+    long long stream_bytes = (long long)PASSES * (64 * MiB / 3 + 128 * 4);
+    CK(cudaMalloc(&buf, 64 * MiB));
+    CK(cudaMalloc(&sin, stream_bytes));
+    CK(cudaMalloc(&sout, stream_bytes));
+    CK(cudaMemset(buf, 1, 64 * MiB));
+    CK(cudaMemset(sin, 1, stream_bytes));
+    fprintf(stderr, "device sms %d grid %d block %d passes %d\n", sms, grid, block, PASSES);
+    for (int stream = 0; stream < 2; stream++)
+        for (int s = 0; s < nsizes; s++) {
+            long long lines = (long long)sizes[s] * MiB / 128;
+            for (int rep = 0; rep < 2; rep++) {
+                evict<<<sms * 8, 256>>>(big, big_bytes / 16);
+                int passes = rep ? PASSES : 1;
+                ring_pass<<<grid, block>>>(buf, lines, sin, sout, stream, passes, 37, sink);
+                CK(cudaGetLastError());
+                fprintf(stderr, "launch %s W_MiB %d passes %d stream_lines_per_pass %lld\n",
+                        stream ? "ring-stream" : "ring-rw", sizes[s], passes,
+                        stream ? (lines + 2) / 3 : 0LL);
+            }
+        }
+    CK(cudaDeviceSynchronize());
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     int dev = 0, sms = 0;
     CK(cudaGetDevice(&dev));
@@ -64,9 +143,11 @@ int main()
     int4 *buf, *big;
     int *sink;
     long long big_bytes = 512 * MiB;
-    CK(cudaMalloc(&buf, 96 * MiB));
     CK(cudaMalloc(&big, big_bytes));
     CK(cudaMalloc(&sink, sizeof(int)));
+    if (argc > 1 && argv[1][0] == 'r')
+        return ring_main(sms, big, big_bytes, sink);
+    CK(cudaMalloc(&buf, 96 * MiB));
     CK(cudaMemset(buf, 1, 96 * MiB));
     fprintf(stderr, "device sms %d grid %d block %d passes %d\n", sms, grid, block, PASSES);
     for (int mode = 0; mode < 2; mode++) {
