@@ -1,4 +1,5 @@
 /* check_hw: hardware loader - every shipped file loads, bad fields name their JSON path. */
+#include <math.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,6 +129,39 @@ START_TEST(test_a100_values)
     ck_assert_double_eq_tol(hw_simt_flops_per_sm(&g, 705), 128 * 705e6, 1);
     ck_assert_double_eq(hw_l2_bytes(&g), 40.0 * 1024 * 1024);
     ck_assert_double_eq(hw_smem_bytes(&g), 164.0 * 1024);
+}
+END_TEST
+
+/* The ring curve: linear between its points, its end values beyond them (by hand), and the
+ * shipped H200 curve read from hw/h200.json's first and last points. */
+START_TEST(test_ring_curve)
+{
+    hw_gpu g = kt_test_hw("h200");
+    ck_assert_int_eq(g.queue_rings_pinned, 1);
+    ck_assert_int_eq(kt_test_hw("h200-ktpipe").queue_rings_pinned, 0);
+    ck_assert_int_ge(g.ring_reuse_n, 2);
+    double rb, wb = hw_ring_evicted_frac(&g, 1e12, &rb);
+    ck_assert_double_eq(wb, g.ring_written_back_frac[g.ring_reuse_n - 1]);
+    g.ring_reuse_n = 3;
+    const double x[3] = {10, 20, 40}, w[3] = {0, 0.5, 1}, r[3] = {0, 0.2, 1};
+    for (int i = 0; i < 3; i++) {
+        g.ring_reuse_footprint_MiB[i] = x[i];
+        g.ring_written_back_frac[i] = w[i];
+        g.ring_read_back_frac[i] = r[i];
+    }
+    const double MiB = 1048576.0;
+    ck_assert_double_eq_tol(hw_ring_evicted_frac(&g, 15 * MiB, &rb), 0.25, 1e-15);
+    ck_assert_double_eq_tol(rb, 0.1, 1e-15);
+    ck_assert_double_eq_tol(hw_ring_evicted_frac(&g, 35 * MiB, &rb), 0.875, 1e-15);
+    ck_assert_double_eq_tol(rb, 0.8, 1e-15);
+    ck_assert_double_eq(hw_ring_evicted_frac(&g, 5 * MiB, &rb), 0);
+    ck_assert_double_eq(rb, 0);
+    ck_assert_double_eq(hw_ring_evicted_frac(&g, 80 * MiB, &rb), 1);
+    ck_assert_double_eq(rb, 1);
+    ck_assert_double_eq(hw_ring_evicted_frac(&g, NAN, &rb), 0);
+    g.ring_reuse_n = 0;
+    ck_assert_double_eq(hw_ring_evicted_frac(&g, 15 * MiB, &rb), 0);
+    ck_assert_double_eq(rb, 0);
 }
 END_TEST
 
@@ -323,6 +357,7 @@ static Suite *hw_suite(void)
     TCase *t = tcase_create("hw_load");
     tcase_add_test(t, test_every_shipped_file_loads);
     tcase_add_test(t, test_a100_values);
+    tcase_add_test(t, test_ring_curve);
     tcase_add_test(t, test_base_inheritance);
     tcase_add_test(t, test_base_depth);
     tcase_add_test(t, test_unknown_key);

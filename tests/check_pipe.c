@@ -143,6 +143,65 @@ START_TEST(stage_body_closed_form)
 }
 END_TEST
 
+/* Rings that are ordinary L2 lines (queue.rings_pinned 0) lose the fractions the L2's ring curve
+ * gives: with a flat curve (a quarter written back, a tenth read back at any footprint) the one
+ * ring of x -> fc1 -> h -> fc2 -> y adds exactly a quarter of h's bytes to the DRAM writes and a
+ * tenth to the reads of the same pipeline with pinned rings (which fit: no spill). */
+START_TEST(unpinned_rings_closed_form)
+{
+    hw_gpu hw = kt_test_hw("h200");
+    hw.ring_reuse_n = 2;
+    hw.ring_reuse_footprint_MiB[0] = 0;
+    hw.ring_reuse_footprint_MiB[1] = 1e6;
+    hw.ring_written_back_frac[0] = hw.ring_written_back_frac[1] = 0.25;
+    hw.ring_read_back_frac[0] = hw.ring_read_back_frac[1] = 0.1;
+    const int64_t h = 65536LL * 256 * 2;
+    int ctas[2] = {10, 20};
+    arena a = {0};
+    hw.queue_rings_pinned = 1;
+    const ks_pipeline *pin = imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, 0, &a);
+    hw.queue_rings_pinned = 0;
+    const ks_pipeline *lru = imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, 0, &a);
+    ck_assert_int_eq(pin->nqueues, 1);
+    ck_assert_int_eq(pin->spilled_bytes, 0);
+    ck_assert_int_eq(lru->dram_write_bytes - pin->dram_write_bytes, h / 4);
+    ck_assert_int_le(llabs(lru->dram_read_bytes - pin->dram_read_bytes - h / 10), 1);
+    ck_assert_int_le(llabs(lru->spilled_bytes - (h / 4 + h / 10)), 1);
+    ck_assert_double_eq(lru->queues[0].written_back_frac, 0.25);
+    ck_assert_double_eq(lru->queues[0].read_back_frac, 0.1);
+    arena_free(&a);
+}
+END_TEST
+
+/* mgn-mc's e_in goes from the concat stage to fc1 and to ln_res, four stages on: where rings are
+ * not pinned (the runtime's sizing) its ring holds depth x a tile for every CTA from the
+ * producer's through ln_res's (2 x 132 tiles of 128 x 384 bf16: the 24.75 MiB of
+ * validation/pipeline/ring.md); pinned, depth x a tile per producer CTA */
+START_TEST(deep_ring_slots)
+{
+    hw_gpu hw = kt_test_hw("h200-ktpipe");
+    int ctas[5] = {46, 31, 18, 18, 19};
+    const int64_t tile = 128LL * 384 * 2;
+    for (int pinned = 0; pinned < 2; pinned++) {
+        arena a = {0};
+        hw.queue_rings_pinned = pinned;
+        const ks_pipeline *p = imposed(&hw, "validation/pipeline/workloads/mgn-edge-mc.json",
+                                       MGN_STAGES, ctas, 5, 128, 0, &a);
+        const ks_queue *u = NULL;
+        for (int q = 0; q < p->nqueues; q++)
+            if (p->queues[q].producer_stage == 0)
+                u = &p->queues[q];
+        ck_assert_ptr_nonnull(u);
+        ck_assert_int_eq(u->nconsumers, 2);
+        ck_assert_int_eq(u->last_stage, 4);
+        for (int s = 0; s < 5; s++)
+            ck_assert_int_eq(p->stages[s].groups, ctas[s]);
+        ck_assert_int_eq(u->storage_bytes, 2 * tile * (pinned ? 46 : 46 + 31 + 18 + 18 + 19));
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* Gathers inside a pipeline: each tile reads its gathered rows from L2; on one L2 that holds
  * the stream and the table the tables come from DRAM once; every input and weight is read once,
  * e_out written once (bytes by hand). */
@@ -277,6 +336,8 @@ static Suite *pipe_suite(void)
     TCase *t = tcase_create("pipe_build");
     tcase_add_test(t, test_edge_block);
     tcase_add_test(t, stage_body_closed_form);
+    tcase_add_test(t, unpinned_rings_closed_form);
+    tcase_add_test(t, deep_ring_slots);
     tcase_add_test(t, gather_in_pipeline_reads_tables_once);
     tcase_add_test(t, reread_when_l2_overflows);
     tcase_add_test(t, gather_table_read_once_per_l2_half);

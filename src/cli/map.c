@@ -110,11 +110,17 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
             fprintf(f, "gathered rows %.3f MB, ", (double)p->gather_dram_bytes / 1e6);
         fprintf(f, "weights re-read %.3f MB, spilled %.3f MB)\n",
                 (double)p->weight_reread_bytes / 1e6, (double)p->spilled_bytes / 1e6);
-        fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB of %.1f MiB "
-                   "persisting L2; mapping %s",
-                p->l2_bytes_per_tile / 1024, p->dram_bytes_per_tile / 1024,
-                (double)p->queue_storage_bytes / 1048576.0, (double)p->queue_budget_bytes / 1048576.0,
-                p->ilp_status_name);
+        if (hw->queue_rings_pinned)
+            fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB of %.1f MiB "
+                       "persisting L2; mapping %s",
+                    p->l2_bytes_per_tile / 1024, p->dram_bytes_per_tile / 1024,
+                    (double)p->queue_storage_bytes / 1048576.0,
+                    (double)p->queue_budget_bytes / 1048576.0, p->ilp_status_name);
+        else
+            fprintf(f, "  per tile: l2 %.1f KiB, dram %.1f KiB; queue rings %.1f MiB, not pinned "
+                       "(L2 evicts them as l2.ring_reuse measures); mapping %s",
+                    p->l2_bytes_per_tile / 1024, p->dram_bytes_per_tile / 1024,
+                    (double)p->queue_storage_bytes / 1048576.0, p->ilp_status_name);
         if (!strcmp(p->ilp_status_name, "imposed"))
             fputs(" (the allocation given)\n", f);
         else
@@ -156,16 +162,22 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
         }
         if (p->nqueues) {
             fprintf(f, "  %-5s %-24s %7s %12s %12s %5s %12s %10s %s\n", "queue", "tensor", "stages",
-                    "tile_KiB", "payload_KiB", "depth", "storage_KiB", "eff_GBps", "spill");
+                    "tile_KiB", "payload_KiB", "depth", "storage_KiB", "eff_GBps",
+                    hw->queue_rings_pinned ? "spill" : "written/read back");
             for (int q = 0; q < p->nqueues; q++) {
                 const ks_queue *u = &p->queues[q];
                 char st[32];
                 snprintf(st, sizeof st, "%d->%d", u->producer_stage, u->nconsumers);
-                fprintf(f, "  %-5d %-24.24s %7s %12.1f %12.1f %5d %12.1f %10.2f %.0f%%%s\n", q,
+                fprintf(f, "  %-5d %-24.24s %7s %12.1f %12.1f %5d %12.1f %10.2f ", q,
                         g->t[u->tensor].name, st, (double)u->tile_bytes / 1024,
                         (double)u->payload_bytes / 1024, u->depth, (double)u->storage_bytes / 1024,
-                        u->eff_bandwidth_GBps, 100 * u->spill_frac,
-                        u->nconsumers > 1 ? " (multicast)" : "");
+                        u->eff_bandwidth_GBps);
+                if (hw->queue_rings_pinned)
+                    fprintf(f, "%.0f%%", 100 * u->spill_frac);
+                else
+                    fprintf(f, "%.0f%%/%.0f%%", 100 * u->written_back_frac,
+                            100 * u->read_back_frac);
+                fprintf(f, "%s\n", u->nconsumers > 1 ? " (multicast)" : "");
             }
         }
     }
@@ -331,6 +343,8 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
                     u->producer_stage, u->nconsumers, (long long)u->tile_bytes,
                     (long long)u->payload_bytes, u->depth, (long long)u->storage_bytes);
             out_json_num(f, u->spill_frac);
+            out_json_knum(f, "written_back_frac", u->written_back_frac);
+            out_json_knum(f, "read_back_frac", u->read_back_frac);
             out_json_knum(f, "eff_bandwidth_GBps", u->eff_bandwidth_GBps);
             fputs("}", f);
         }

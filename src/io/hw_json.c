@@ -83,6 +83,7 @@ static const hw_field HW_FIELDS[] = {
     {"queue.atomic_latency_ns", D(queue_atomic_latency_ns), 0, 1e6, 0, 0, 0},
     {"queue.sync_round_trips_per_tile", D(queue_sync_round_trips_per_tile), 0, 1000, 0, 0, 0},
     {"queue.cta_bytes_per_clk", D(queue_cta_bytes_per_clk), 0, 1e6, 1, 0, HW_RATE_MIN},
+    {"queue.rings_pinned", I(queue_rings_pinned), 0, 1, 1, 1, 0},
     /* a pipeline runtime's stage bodies: optional, all rates or none (checked below) */
     {"stage_body.handoff_ns", D(body_handoff_ns), 0, 1e6, 1, 0, 0},
     {"stage_body.load_GBps", D(body_load_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
@@ -102,11 +103,16 @@ enum { HW_NFIELDS = sizeof HW_FIELDS / sizeof HW_FIELDS[0] };
 /* Tables of dtype -> number (their keys are checked as dtypes by read_dtype_table). */
 static const char *const HW_DTYPE_TABLES[] = {"tensor_flop_per_clk_per_sm",
                                               "energy.tensor_pJ_per_flop"};
+/* The l2.ring_reuse curve: three arrays of one length (2..HW_RING_REUSE_MAX points). */
+static const char *const HW_CURVE_KEYS[] = {"l2.ring_reuse.footprint_MiB",
+                                            "l2.ring_reuse.written_back_frac",
+                                            "l2.ring_reuse.read_back_frac"};
 /* Top-level keys that are not numbers: free text, provenance and inheritance. */
 static const char *const HW_META_KEYS[] = {"name", "description", "sources", "measured", "base"};
 enum { HW_NDTYPE_TABLES = sizeof HW_DTYPE_TABLES / sizeof HW_DTYPE_TABLES[0],
+       HW_NCURVE = sizeof HW_CURVE_KEYS / sizeof HW_CURVE_KEYS[0],
        HW_NMETA = sizeof HW_META_KEYS / sizeof HW_META_KEYS[0],
-       HW_NKNOWN = HW_NFIELDS + HW_NDTYPE_TABLES + HW_NMETA };
+       HW_NKNOWN = HW_NFIELDS + HW_NDTYPE_TABLES + HW_NCURVE + HW_NMETA };
 
 static const cJSON *lookup(const cJSON *root, const char *dotted, char *failed_at, size_t n)
 {
@@ -168,6 +174,56 @@ static int read_dtype_table(const cJSON *root, const char *key, const char *file
     return 0;
 }
 
+/* The optional l2.ring_reuse curve: footprints >= 0 and increasing, fractions in [0, 1], the
+ * three arrays of one length. */
+static int read_ring_reuse(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
+{
+    char failed[128];
+    const cJSON *o = lookup(root, "l2.ring_reuse", failed, sizeof failed);
+    if (!o)
+        return 0;
+    if (!cJSON_IsObject(o))
+        return err_set(e, KT_EINPUT, file, "l2.ring_reuse",
+                       "must be an object of footprint_MiB, written_back_frac, read_back_frac");
+    double *out[HW_NCURVE] = {g->ring_reuse_footprint_MiB, g->ring_written_back_frac,
+                              g->ring_read_back_frac};
+    int n = -1;
+    for (int k = 0; k < HW_NCURVE; k++) {
+        const char *path = HW_CURVE_KEYS[k];
+        const cJSON *a = lookup(root, path, failed, sizeof failed);
+        if (!a)
+            return err_set(e, KT_EINPUT, file, path, "missing field");
+        int len = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+        if (len < 2 || len > HW_RING_REUSE_MAX)
+            return err_set(e, KT_EINPUT, file, path, "must be an array of 2 to %d numbers",
+                           HW_RING_REUSE_MAX);
+        if (n >= 0 && len != n)
+            return err_set(e, KT_EINPUT, file, path, "must have %d points, as footprint_MiB",
+                           n);
+        n = len;
+        int i = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, a)
+        {
+            char p[160];
+            snprintf(p, sizeof p, "%s[%d]", path, i);
+            double v = it->valuedouble;
+            if (!cJSON_IsNumber(it) || !isfinite(v))
+                return err_set(e, KT_EINPUT, file, p, "must be a finite number");
+            if (k == 0 && (v < 0 || v > 1e6))
+                return err_set(e, KT_EINPUT, file, p, "must be in [0, 1e+06]");
+            if (k == 0 && i > 0 && v <= out[0][i - 1])
+                return err_set(e, KT_EINPUT, file, p, "must be above the point before (%g)",
+                               out[0][i - 1]);
+            if (k > 0 && (v < 0 || v > 1))
+                return err_set(e, KT_EINPUT, file, p, "must be in [0, 1]");
+            out[k][i++] = v;
+        }
+    }
+    g->ring_reuse_n = n;
+    return 0;
+}
+
 int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
 {
     memset(g, 0, sizeof *g);
@@ -216,6 +272,11 @@ int hw_from_json(const cJSON *root, const char *file, hw_gpu *g, kt_err *e)
     if (read_dtype_table(root, "energy.tensor_pJ_per_flop", file, g->tensor_pJ_per_flop, 1, 0,
                          HW_TENSOR_PJ_MAX, e))
         return -1;
+    if (read_ring_reuse(root, file, g, e))
+        return -1;
+    if (!g->queue_rings_pinned && g->ring_reuse_n < 1)
+        return err_set(e, KT_EINPUT, file, "queue.rings_pinned",
+                       "0 (rings are ordinary L2 lines) needs the l2.ring_reuse curve");
     if (g->clock_min_MHz > g->clock_MHz)
         return err_set(e, KT_EINPUT, file, "clock_min_MHz", "must be <= clock_MHz");
     if (g->voltage_min_V > g->voltage_max_V)
@@ -264,6 +325,8 @@ static int known_keys(const char **out)
         out[n++] = HW_FIELDS[i].path;
     for (int i = 0; i < HW_NDTYPE_TABLES; i++)
         out[n++] = HW_DTYPE_TABLES[i];
+    for (int i = 0; i < HW_NCURVE; i++)
+        out[n++] = HW_CURVE_KEYS[i];
     for (int i = 0; i < HW_NMETA; i++)
         out[n++] = HW_META_KEYS[i];
     return n;

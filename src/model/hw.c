@@ -28,6 +28,31 @@ double hw_l2_persist_bytes(const hw_gpu *g)
     return p > 0 && p < l2 ? p : l2;
 }
 
+double hw_ring_evicted_frac(const hw_gpu *g, double footprint_bytes, double *read_back_frac)
+{
+    int n = g->ring_reuse_n;
+    *read_back_frac = 0;
+    if (n < 1)
+        return 0;
+    const double *x = g->ring_reuse_footprint_MiB, *wb = g->ring_written_back_frac,
+                 *rb = g->ring_read_back_frac;
+    double f = footprint_bytes / 1048576.0;
+    if (!(f > x[0])) { /* NaN too */
+        *read_back_frac = rb[0];
+        return wb[0];
+    }
+    if (f >= x[n - 1]) {
+        *read_back_frac = rb[n - 1];
+        return wb[n - 1];
+    }
+    int i = 1;
+    while (x[i] < f)
+        i++;
+    double t = (f - x[i - 1]) / (x[i] - x[i - 1]);
+    *read_back_frac = rb[i - 1] + t * (rb[i] - rb[i - 1]);
+    return wb[i - 1] + t * (wb[i] - wb[i - 1]);
+}
+
 int hw_has_stage_body(const hw_gpu *g)
 {
     return g->body_load_GBps > 0;

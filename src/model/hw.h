@@ -4,6 +4,9 @@
 
 #include "dtype.h"
 
+/** Most points of the l2.ring_reuse curve. */
+enum { HW_RING_REUSE_MAX = 32 };
+
 /** Tensor-core dtypes with a peak (index by dtype; 0 = unsupported). */
 typedef struct hw_gpu {
     char name[64];
@@ -52,6 +55,16 @@ typedef struct hw_gpu {
     double queue_atomic_latency_ns, queue_sync_round_trips_per_tile;
     double queue_cta_bytes_per_clk; /* one CTA's queue transfer rate through its SM's L2 port
                                        (0: l2 bandwidth x l2_frac / SMs at clock_MHz) */
+    int queue_rings_pinned; /* 1: rings are held in the persisting-L2 set-aside (Kitsune's
+                               hardware; beyond it they spill); 0: ordinary L2 lines (a software
+                               runtime), evicted as l2.ring_reuse measures */
+    /* l2.ring_reuse: how much of a ring queue's lines L2 evicts, by the ring's footprint (the
+     * L2 bytes a slot's reuse spans); measured (hw/calibrate/l2_lru.cu ring). 0 points: none */
+    int ring_reuse_n;
+    double ring_reuse_footprint_MiB[HW_RING_REUSE_MAX]; /* increasing */
+    double ring_written_back_frac[HW_RING_REUSE_MAX]; /* evicted dirty before the slot's rewrite */
+    double ring_read_back_frac[HW_RING_REUSE_MAX];    /* evicted before a reader half a ring
+                                                          behind its writer came */
     /* stage bodies of a real pipeline runtime (optional "stage_body" section; 0 = absent: every
      * stage body reaches its roofline share of the SM, as the bulk-synchronous kernels do). A
      * CTA works on one tile at a time: per tile it pays its queue hand-offs, then loads, gathers,
@@ -87,6 +100,11 @@ double hw_smem_bytes(const hw_gpu *g);
 /** Bytes of L2 queue rings may hold: l2.persisting_max_MiB, or all of L2 where the GPU has no
  *  set-aside (compute capability < 8.0). */
 double hw_l2_persist_bytes(const hw_gpu *g);
+/** The fraction of a ring's lines written back to DRAM (evicted dirty before their slot is
+ *  rewritten) when its slot's reuse spans footprint_bytes of L2, from the l2.ring_reuse curve
+ *  (linear between its points, its end values beyond them); *read_back_frac: the fraction
+ *  evicted before their reader came. 0 (both) without a curve. */
+double hw_ring_evicted_frac(const hw_gpu *g, double footprint_bytes, double *read_back_frac);
 /** 1 when the hw describes a pipeline runtime's stage bodies (the "stage_body" section). */
 int hw_has_stage_body(const hw_gpu *g);
 /** Least register-file bytes a kernel's thread needs: 32 registers of 4 bytes (what full

@@ -233,6 +233,8 @@ typedef struct stage_io {
     double gather_dram;   /* of the gathered tables: bytes missing L2 (read once when they fit) */
     double gather_table_bytes; /* the gathered tables' sizes */
     double flops_tensor, flops_simt; /* the members' math, whole stream */
+    double span_bytes;    /* deep rings passing through (a later stage than this one reads
+                             them): whole tensors; each of this stage's groups holds a slot */
 } stage_io;
 
 typedef struct design {
@@ -247,6 +249,8 @@ typedef struct design {
     int nreread;
     int *rr_first, *rr_stage;
     double *rr_bytes;
+    int *groups;          /* per stage: its row groups at the allocation being evaluated
+                             (scratch of finish and the estimate, for the rings' slots) */
 } design;
 
 /* The storage tensors one design has met (external inputs counted once, in-pipeline tensors
@@ -314,7 +318,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     p->stages = arena_alloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
     d->io = arena_alloc(a, (size_t)n, sizeof *d->io);
-    if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io)
+    d->groups = arena_alloc(a, (size_t)n, sizeof *d->groups);
+    if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io ||
+        !d->groups)
         return -1;
     p->stream_rows = stream_rows(x, p->first_op, p->last_op);
     /* the stages and their member counts, then the members from one pool, in op order */
@@ -458,10 +464,13 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                     memset(u, 0, sizeof *u);
                     u->tensor = rt;
                     u->producer_stage = sp;
+                    u->last_stage = sp;
                     u->depth = Q_DEPTH_DEFAULT;
                     d->queue_tile_bytes_total += (double)t->bytes;
                 }
                 p->queues[q].nconsumers++;
+                if (si > p->queues[q].last_stage)
+                    p->queues[q].last_stage = si;
                 io->in_transfers++;
                 d->io[sp].out_transfers++;
             } else {
@@ -505,6 +514,13 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 d->ext_write += b;
         }
     }
+    /* a ring read by a stage beyond the next holds every tile in flight until that reader
+     * pops it: a slot per group of each stage from its producer's through the last reader's
+     * (ring_slots; rings not pinned, as the runtime sizes them) */
+    for (int q = 0; q < p->nqueues && !hw->queue_rings_pinned; q++)
+        for (int s = p->queues[q].producer_stage + 1;
+             p->queues[q].last_stage > p->queues[q].producer_stage + 1 && s <= p->queues[q].last_stage; s++)
+            d->io[s].span_bytes += (double)g->t[p->queues[q].tensor].bytes;
     for (int s = 0; s < p->nstages; s++) {
         d->gather_bytes += d->io[s].gather_bytes;
         d->gather_dram += d->io[s].gather_dram;
@@ -679,7 +695,8 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
                        (t.resident ? slice / port : 0.0) +
                        t.l2_once / l2_Bps;
             /* rings: each producing CTA double-buffers its share of a tile */
-            t.queue_bytes = (double)Q_DEPTH_DEFAULT * out_tile * (io->reduce ? 1.0 : (double)g);
+            t.queue_bytes = (double)Q_DEPTH_DEFAULT *
+                            (out_tile * (io->reduce ? 1.0 : (double)g) + io->span_bytes / N * (double)g);
             t.split = io->reduce ? KS_SPLIT_REDUCE
                     : g == c     ? KS_SPLIT_ROW
                     : g == 1     ? KS_SPLIT_COL
@@ -714,7 +731,7 @@ typedef struct pipe_cache_entry {
 /* One stage_at result the selection's estimate needs, at c CTAs. */
 typedef struct pipe_at {
     struct pipe_at *next;
-    int c;
+    int c, groups;
     double period_s, l2_tile, dram_tile, dram_once, fill_s, queue_bytes;
 } pipe_at;
 
@@ -865,20 +882,101 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
 
 /* DRAM bytes of the gathered tables' rows over the whole run, and (resident) the table bytes
  * L2 keeps meanwhile. Each L2 half holds the rings (their producers and consumers sit on both
- * sides) and what its own SMs read; the table competes there with `stream_bytes` of streamed
- * DRAM traffic (l2_gather_dram_bytes). */
-static double gather_dram_bytes(const hw_gpu *hw, const design *d, double storage,
+ * sides: `rings` bytes of them stay) and what its own SMs read; the table competes there with
+ * `stream_bytes` of streamed DRAM traffic (l2_gather_dram_bytes). */
+static double gather_dram_bytes(const hw_gpu *hw, const design *d, double rings,
                                 double stream_bytes, double *resident)
 {
     *resident = 0;
     if (d->gather_bytes <= 0)
         return 0;
     int parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
-    double cap = hw_l2_bytes(hw) / parts - fmin(storage, hw_l2_persist_bytes(hw));
+    double cap = hw_l2_bytes(hw) / parts - rings;
     *resident = d->gather_tables * l2_gather_resident_frac(cap, parts, stream_bytes,
                                                            d->gather_tables, d->gather_bytes);
     return l2_gather_dram_bytes(cap, parts, stream_bytes, d->gather_tables, d->gather_dram,
                                 d->gather_bytes);
+}
+
+/* Tiles queue q's ring holds: depth x the producer's groups (one slot each; a reduction's
+ * output one), and for a deep ring (read beyond the next stage) a slot per group of every stage
+ * up to its last reader, each tile in flight until that reader pops it. Deep rings are sized so
+ * only where rings are not pinned (the runtime's sizing, measured by validation/pipeline/ring.md):
+ * for pinned rings (Kitsune's hardware) the paper does not say how a skip connection's queue is
+ * sized, and with this sizing the selection's estimates pick worse sets of pipelines on a faster
+ * GPU (README, Limitations). */
+static double ring_slots(const pipe_env *x, const ks_pipeline *p, const design *d, int q)
+{
+    const ks_queue *u = &p->queues[q];
+    double slots = d->io[u->producer_stage].reduce ? 1.0 : (double)d->groups[u->producer_stage];
+    for (int s = u->producer_stage + 1; !x->hw->queue_rings_pinned &&
+                                        u->last_stage > u->producer_stage + 1 && s <= u->last_stage;
+         s++)
+        slots += d->groups[s];
+    return (double)u->depth * slots;
+}
+
+/* Rings that are ordinary L2 lines (queue.rings_pinned 0, a software runtime): the DRAM bytes
+ * they are read back (*rd) and written back (*wr) over the run, and (final) each queue's
+ * fractions. A slot of queue q is rewritten after slots_q tiles have passed
+ * through it; meanwhile L2 takes in q's ring, every other ring (at most its storage), the
+ * gathered-table bytes L2 keeps (held) and slots_q tiles of streamed DRAM traffic
+ * (stream_tile), the last at 1/partitions: a ring line is used by SMs of both L2 halves, a
+ * streamed line by one's (hw/calibrate/l2_lru.cu ring measures both, and this weight). The L2's
+ * measured ring curve (l2.ring_reuse) gives the fractions evicted at that footprint. */
+static double ring_lru_dram(const pipe_env *x, ks_pipeline *p, const design *d, double N,
+                            double stream_tile, double held, double *rd, double *wr, int final)
+{
+    const hw_gpu *hw = x->hw;
+    double parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
+    double kept = 0;
+    *rd = *wr = 0;
+    for (int q = 0; q < p->nqueues; q++) {
+        double bytes = (double)x->g->t[p->queues[q].tensor].bytes;
+        double slots = ring_slots(x, p, d, q);
+        double foot = held + slots * stream_tile / parts;
+        for (int r = 0; r < p->nqueues; r++) {
+            double tile_r = (double)x->g->t[p->queues[r].tensor].bytes / N;
+            foot += r == q ? slots * tile_r : fmin(ring_slots(x, p, d, r), slots) * tile_r;
+        }
+        double back, out = hw_ring_evicted_frac(hw, foot, &back);
+        *wr += out * bytes;
+        *rd += back * bytes;
+        kept += (1.0 - out) * slots * (bytes / N);
+        if (final) {
+            p->queues[q].written_back_frac = out;
+            p->queues[q].read_back_frac = back;
+        }
+    }
+    return kept;
+}
+
+/* The DRAM bytes per tile that L2's sharing adds to dram_tile (the pipeline's other DRAM
+ * traffic): ring spills or evictions (*ring_rd, *ring_wr over the run) and the gathered tables'
+ * misses (*gather_tile per tile; *held: the table bytes L2 keeps). Pinned rings (queue.
+ * rings_pinned) beyond the persisting-L2 budget spill, their excess written to and read back
+ * from DRAM, and the tables share what is left of each L2 half. Rings not pinned are evicted as
+ * the L2's ring curve says at their footprint (ring_lru_dram, with the table bytes L2 keeps
+ * beside the rings at their full storage), and the tables then share each half with the ring
+ * bytes that stay. */
+static double l2_shared_dram(const pipe_env *x, ks_pipeline *p, const design *d, double N,
+                             double storage, double dram_tile, int final, double *ring_rd,
+                             double *ring_wr, double *gather_tile, double *held)
+{
+    const hw_gpu *hw = x->hw;
+    double budget = hw_l2_persist_bytes(hw), rings = fmin(storage, budget), add = 0;
+    if (hw->queue_rings_pinned) {
+        double spill = q_spill_frac(storage, budget);
+        *ring_rd = *ring_wr = spill * d->queue_tile_bytes_total;
+        add = (*ring_rd + *ring_wr) / N;
+        *gather_tile = gather_dram_bytes(hw, d, rings, (dram_tile + add) * N, held) / N;
+        return add + *gather_tile;
+    }
+    double first = gather_dram_bytes(hw, d, rings, dram_tile * N, held) / N;
+    rings = ring_lru_dram(x, p, d, N, dram_tile + first, *held, ring_rd, ring_wr, final);
+    add = (*ring_rd + *ring_wr) / N;
+    *gather_tile = gather_dram_bytes(hw, d, rings, (dram_tile + add) * N, held) / N;
+    return add + *gather_tile;
 }
 
 /* The time of an allocation at a tile plan with everything the mapper leaves out: setup, queue
@@ -904,6 +1002,7 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         l2_tile += e.l2_tile;
         dram_tile += e.dram_tile;
         storage += e.queue_bytes;
+        d->groups[s] = e.groups;
         if (e.period_s > period) {
             period = e.period_s;
             bott = s;
@@ -937,17 +1036,12 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
             st->acc_spills = e.spills;
         }
     }
-    /* rings beyond the persisting-L2 budget spill: their share of every tile's queue traffic is
-     * written to and read back from DRAM */
+    /* rings and gathered tables in L2 (l2_shared_dram) */
     double budget = hw_l2_persist_bytes(hw);
-    double spill = q_spill_frac(storage, budget);
-    double spill_tile = spill * 2.0 * d->queue_tile_bytes_total / N;
-    dram_tile += spill_tile;
-    /* gathered tables: their rows miss L2 as LRU shared with the streamed DRAM traffic lets
-     * them (gather_dram_bytes), spread over the run */
-    double gather_held;
-    double gather_tile = gather_dram_bytes(hw, d, storage, dram_tile * N, &gather_held) / N;
-    dram_tile += gather_tile;
+    double spill = hw->queue_rings_pinned ? q_spill_frac(storage, budget) : 0.0;
+    double ring_rd, ring_wr, gather_tile, gather_held;
+    dram_tile += l2_shared_dram(x, p, d, N, storage, dram_tile, final, &ring_rd, &ring_wr,
+                                &gather_tile, &gather_held);
     /* a streamed input read again by a later stage: between the two reads of a tile, the tiles
      * in flight in between bring their DRAM bytes into L2, beside the rings, gathered tables and
      * broadcast operands L2 keeps; when that exceeds the L2, LRU has evicted the tile and the
@@ -1013,11 +1107,11 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
         p->weight_reread_bytes = kt_count_of(fmax(0.0, weights_rd - (double)p->weight_bytes));
         p->gather_dram_bytes = kt_count_of(gather_tile * N);
         p->dram_read_bytes = kt_count_of(d->ext_read + dram_once + weights_rd + gather_tile * N +
-                                          reread_tile * N + spill_tile * N / 2);
-        p->dram_write_bytes = kt_count_of(d->ext_write + d->reduce_write + spill_tile * N / 2);
+                                          reread_tile * N + ring_rd);
+        p->dram_write_bytes = kt_count_of(d->ext_write + d->reduce_write + ring_wr);
         p->queue_storage_bytes = kt_count_of(storage);
         p->queue_budget_bytes = kt_count_of(budget);
-        p->spilled_bytes = kt_count_of(spill_tile * N);
+        p->spilled_bytes = kt_count_of(ring_rd + ring_wr);
         p->ext_read_bytes = kt_count_of(d->ext_read);
         p->ext_write_bytes = kt_count_of(d->ext_write + d->reduce_write);
         p->queue_traffic_bytes = kt_count_of(d->queue_tile_bytes_total);
@@ -1029,8 +1123,10 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
             double share = ps->split == KS_SPLIT_REDUCE ? (double)u->tile_bytes
                                                         : (double)u->tile_bytes / cols;
             u->payload_bytes = (int64_t)fmax(1.0, fmin(share, Q_PAYLOAD_MAX_BYTES));
-            u->storage_bytes = kt_count_of((double)u->depth * (double)u->tile_bytes * ps->groups);
+            u->storage_bytes = kt_count_of((double)u->tile_bytes * ring_slots(x, p, d, q));
             u->spill_frac = spill;
+            if (hw->queue_rings_pinned)
+                u->written_back_frac = u->read_back_frac = spill;
             u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, clk) / 1e9;
         }
     }
@@ -1230,6 +1326,7 @@ typedef struct hid_eval {
     int cj, groups, spill;
     int64_t R;
     double acc_per_cta, storage, spill_frac, l2_tile, dram_tile_all, dram_rd, dram_wr, w_rd;
+    double ring_rd, ring_wr; /* ring bytes read back and written back from DRAM */
     double tile_bytes;
     const char *bott;    /* NULL: a stage (bott_stage) */
     int bott_stage;
@@ -1293,11 +1390,25 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
     if (blocks > 1 && wall + xblock > l2_room)
         e->w_rd += (blocks - 1) * wall;
     double x_rd = h->x_dram + (xblock > l2_room ? (e->nch - 1) * h->x_bytes + h->tail_x_bytes : 0);
-    e->spill_frac = q_spill_frac(e->storage, hw_l2_persist_bytes(hw));
-    double ring_spill = e->spill_frac * 2.0 * (double)h->M * (double)h->F * h->esz;
     double acc_spill = acc_dram ? acc_sub * N : 0; /* partial sums through DRAM, each way */
-    e->dram_rd = x_rd + e->w_rd + h->tail_dram + ring_spill / 2 + acc_spill;
-    e->dram_wr = h->out_write + h->mid_write + ring_spill / 2 + acc_spill;
+    double ring_bytes = (double)h->M * (double)h->F * h->esz, ring_rd, ring_wr;
+    e->dram_rd = x_rd + e->w_rd + h->tail_dram + acc_spill;
+    e->dram_wr = h->out_write + h->mid_write + acc_spill;
+    if (hw->queue_rings_pinned) {
+        e->spill_frac = q_spill_frac(e->storage, hw_l2_persist_bytes(hw));
+        ring_rd = ring_wr = e->spill_frac * ring_bytes;
+    } else { /* one ring, as ring_lru_dram: its slots' tiles of streamed DRAM traffic beside it */
+        double parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
+        double slots = (double)Q_DEPTH_DEFAULT * cA;
+        double back, foot = e->storage + slots * (e->dram_rd + e->dram_wr) / N / parts;
+        e->spill_frac = hw_ring_evicted_frac(hw, foot, &back);
+        ring_wr = e->spill_frac * ring_bytes;
+        ring_rd = back * ring_bytes;
+    }
+    e->ring_rd = ring_rd;
+    e->ring_wr = ring_wr;
+    e->dram_rd += ring_rd;
+    e->dram_wr += ring_wr;
     e->dram_tile[0] = (x_rd + e->w_rd * h->w1_bytes / (wall > 0 ? wall : 1)) / N;
     e->dram_tile[1] = e->w_rd * h->w2_bytes / (wall > 0 ? wall : 1) / N;
     double tsync = q_sync_s(hw);
@@ -1433,7 +1544,9 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     u->tile_bytes = kt_count_of(best.tile_bytes);
     u->payload_bytes = (int64_t)fmax(1.0, fmin(best.tile_bytes, Q_PAYLOAD_MAX_BYTES));
     u->storage_bytes = kt_count_of(best.storage);
-    u->spill_frac = best.spill_frac;
+    u->spill_frac = hw->queue_rings_pinned ? best.spill_frac : 0.0;
+    u->written_back_frac = best.ring_wr / ((double)h.M * (double)h.F * h.esz);
+    u->read_back_frac = best.ring_rd / ((double)h.M * (double)h.F * h.esz);
     u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, x->c.clock_MHz) / 1e9;
     p->stream_rows = h.M;
     p->tile_rows = Q_TILE_ROWS;
@@ -1455,7 +1568,7 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     p->dram_write_bytes = kt_count_of(best.dram_wr);
     p->queue_storage_bytes = kt_count_of(best.storage);
     p->queue_budget_bytes = kt_count_of(hw_l2_persist_bytes(hw));
-    p->spilled_bytes = kt_count_of(best.spill_frac * 2.0 * (double)h.M * (double)h.F * h.esz);
+    p->spilled_bytes = kt_count_of(best.ring_rd + best.ring_wr);
     p->weight_bytes = kt_count_of(h.w1_bytes + h.w2_bytes);
     p->weight_reread_bytes = kt_count_of(fmax(0.0, best.w_rd - h.w1_dram - h.w2_dram));
     p->ilp_status = ILP_EXACT;
@@ -1647,6 +1760,7 @@ static const pipe_at *stage_at_cached(pipe_env *x, const ks_pipeline *p, const d
     n->dram_once = e.dram_once;
     n->fill_s = e.fill_s;
     n->queue_bytes = e.queue_bytes;
+    n->groups = e.groups;
     if (ent) {
         n->next = ent->at;
         ent->at = n;
@@ -1711,14 +1825,14 @@ static int pipe_estimate_rows(pipe_env *x, int first, int last, arena *a, double
         dram_once += e->dram_once;
         fill += e->fill_s;
         storage += e->queue_bytes;
+        d.groups[s] = e->groups;
     }
     double inflight = roof_inflight_full(hw);
     double P = fmax(floor_s, fmax(work[0], work[1]) / S);
     P = fmax(P, l2 / roof_l2_Bps(hw, hw->sm_count, inflight, clk));
-    double spill = q_spill_frac(storage, hw_l2_persist_bytes(hw));
-    dram += spill * 2.0 * d.queue_tile_bytes_total / N;
-    double gather_held;
-    dram += gather_dram_bytes(hw, &d, storage, dram * N, &gather_held) / N;
+    double ring_rd, ring_wr, gather_tile, gather_held;
+    dram += l2_shared_dram(x, &p, &d, N, storage, dram, 0, &ring_rd, &ring_wr, &gather_tile,
+                           &gather_held);
     P = fmax(P, dram / roof_dram_Bps(hw, hw->sm_count, inflight));
     *time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + fill +
               (double)(p.barriers + 1) * (N - 1) * P;

@@ -63,11 +63,16 @@ typedef struct ks_queue {
     int tensor;              /* graph tensor carried (storage root) */
     int producer_stage;
     int nconsumers;          /* > 1: multicast to several stages */
+    int last_stage;          /* its farthest consumer stage (> producer_stage + 1: a deep ring) */
     int64_t tile_bytes;      /* bytes of one tile of the tensor */
     int64_t payload_bytes;   /* one transfer (a producer CTA's share of a tile, <= 1 MiB) */
     int depth;
-    int64_t storage_bytes;   /* depth x tile share x producer CTAs at the chosen allocation */
-    double spill_frac;       /* part of the storage beyond the queue budget (goes to DRAM) */
+    int64_t storage_bytes;   /* depth x tile x the groups of the stages producer..last_stage
+                                (one slot per tile in flight until its last reader pops it) */
+    double spill_frac;       /* pinned rings: part of the storage beyond the queue budget */
+    double written_back_frac;/* of the tensor's bytes: written to DRAM (pinned: spill_frac;
+                                otherwise evicted dirty, as l2.ring_reuse measures) */
+    double read_back_frac;   /* of the tensor's bytes: read back from DRAM */
     double eff_bandwidth_GBps; /* one transfer stream's effective bandwidth at this payload */
 } ks_queue;
 
