@@ -36,14 +36,19 @@ static const int PASSES = 5;
 // 16-byte loads that skip L1 (ld.global.cg); line i belongs to CTA (i + pass x shift) mod
 // gridDim.x. All CTAs advance together, so the GPU sweeps the working set in order: a cyclic
 // access pattern.
+// The first line this CTA owns in pass p: line i belongs to CTA (i + p x shift) mod gridDim.x.
+__device__ long long first_line(int p, int shift)
+{
+    long long g = gridDim.x, first = ((long long)blockIdx.x - (long long)p * shift) % g;
+    return first < 0 ? first + g : first;
+}
+
 __global__ void chase(const int4 *buf, long long lines, int passes, int shift, int *sink)
 {
     int acc = 0;
     long long g = gridDim.x;
     for (int p = 0; p < passes; p++) {
-        long long first = ((long long)blockIdx.x - (long long)p * shift) % g;
-        if (first < 0)
-            first += g;
+        long long first = first_line(p, shift);
         for (long long j = 0; first + j * g < lines; j += 4) {
             long long line = first + (j + threadIdx.x / 8) * g;
             if (line < lines) {
@@ -66,9 +71,7 @@ __global__ void ring_pass(int4 *buf, long long lines, const int4 *sin, int4 *sou
     int acc = 0;
     long long g = gridDim.x, third = lines / 3 + 1;
     for (int p = 0; p < passes; p++) {
-        long long first = ((long long)blockIdx.x - (long long)p * shift) % g;
-        if (first < 0)
-            first += g;
+        long long first = first_line(p, shift);
         for (long long j = 0; first + j * g < lines; j += 4) {
             long long line = first + (j + threadIdx.x / 8) * g;
             if (line >= lines)
