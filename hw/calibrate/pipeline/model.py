@@ -534,8 +534,9 @@ def ilp_run(label, raw):
 
 # the model's DRAM read bytes against Nsight Compute's at every node-table size: the five-stage
 # MGN pipeline within 10%, the gather-fused one within 20% (it reads 7-56 MB more than one pass
-# over its rows); the multicast variant is reported, not guarded (its ring spills; see dram.md)
-DRAM_GUARD = {"mgn": 0.10, "mgn-fused": 0.20}
+# over its rows); the multicast variant, whose deep ring L2 partly evicts (l2.ring_reuse), within
+# 15% (-11.6% and +2.2% when the ring model landed, from -43% and -49%)
+DRAM_GUARD = {"mgn": 0.10, "mgn-fused": 0.20, "mgn-mc": 0.15}
 STAGE_NAMES = {"mgn": "cat-fc1-fc2-fc3-ln_res", "mgn-mc": "cat-fc1-fc2-fc3-ln_res",
                "mgn-fused": "fc1_gather-fc2-fc3-ln_res",
                "nerf": "fc1-fc2-fc3-fc4-fc5-fc6-fc7-fc8"}
