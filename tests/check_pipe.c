@@ -173,6 +173,70 @@ START_TEST(unpinned_rings_closed_form)
 }
 END_TEST
 
+/* A ring's footprint, by hand: x -> fc1 -> h -> fc2 -> y on the runtime (row groups, one per
+ * CTA), fc1 at 10 CTAs: h's ring holds 2 x 10 tiles of 128 x 256 bf16 (1.25 MiB); while a slot
+ * waits, 20 tiles stream x in and y out (128 KiB of DRAM bytes each, 2.5 MiB) at half weight
+ * (two L2 halves): 2.5 MiB. On a curve rising linearly from 0 at 0 MiB to 1 at 10 MiB that is a
+ * quarter written back; the read-back curve at half of it: an eighth. */
+START_TEST(ring_footprint_by_hand)
+{
+    hw_gpu hw = kt_test_hw("h200-ktpipe");
+    hw.l2_partitions = 2;
+    hw.ring_reuse_n = 2;
+    hw.ring_reuse_footprint_MiB[0] = 0;
+    hw.ring_reuse_footprint_MiB[1] = 10;
+    hw.ring_written_back_frac[0] = hw.ring_read_back_frac[0] = 0;
+    hw.ring_written_back_frac[1] = 1;
+    hw.ring_read_back_frac[1] = 0.5;
+    int ctas[2] = {10, 20};
+    arena a = {0};
+    const ks_pipeline *p = imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, 1, &a);
+    ck_assert_int_eq(p->stages[0].groups, 10);
+    ck_assert_int_eq(p->nqueues, 1);
+    ck_assert_int_eq(p->queues[0].storage_bytes, 2 * 10 * 65536);
+    ck_assert_double_eq_tol(p->queues[0].written_back_frac, 0.25, 1e-12);
+    ck_assert_double_eq_tol(p->queues[0].read_back_frac, 0.125, 1e-12);
+    arena_free(&a);
+}
+END_TEST
+
+/* The same for hidden-dimension streaming (its one ring, the [M, F] gate x up product): Llama's
+ * FFN imposed on the H200 streams its hidden dimension; with the flat curve its ring costs a
+ * quarter of M x F bf16 written back and a tenth read back, whatever design the mapper picks. */
+START_TEST(unpinned_hidden_ring_closed_form)
+{
+    hw_gpu hw = kt_test_hw("h200");
+    hw.queue_rings_pinned = 0;
+    hw.ring_reuse_n = 2;
+    hw.ring_reuse_footprint_MiB[0] = 0;
+    hw.ring_reuse_footprint_MiB[1] = 1e6;
+    hw.ring_written_back_frac[0] = hw.ring_written_back_frac[1] = 0.25;
+    hw.ring_read_back_frac[0] = hw.ring_read_back_frac[1] = 0.1;
+    arena a = {0};
+    wl_graph g;
+    kt_test_wl("workloads/llama3-8b-ctx.json", &a, &g);
+    kt_opts o;
+    kt_opts_default(&o);
+    o.exec_mask = EXEC_KITSUNE;
+    ks_force_spec f = {"gate_proj..ffn_res", NULL, NULL, 0, 0, 0};
+    o.ks_force = &f;
+    kt_err e;
+    err_clear(&e);
+    kt_run_result rr;
+    ck_assert_msg(kt_run(&hw, &g, &o, &a, &rr, &e) == 0, "%s", e.msg);
+    const ks_plan *pl = rr.res[0].extra;
+    ck_assert_int_eq(pl->npipelines, 1);
+    const ks_pipeline *p = &pl->p[0];
+    ck_assert_int_gt(p->hidden_cols, 0);
+    const double ring = 8192.0 * 14336 * 2;
+    ck_assert_int_eq(p->nqueues, 1);
+    ck_assert_double_eq(p->queues[0].written_back_frac, 0.25);
+    ck_assert_double_eq_tol(p->queues[0].read_back_frac, 0.1, 1e-15);
+    ck_assert_int_le(llabs(p->spilled_bytes - (int64_t)(0.35 * ring)), 1);
+    arena_free(&a);
+}
+END_TEST
+
 /* mgn-mc's e_in goes from the concat stage to fc1 and to ln_res, four stages on: where rings are
  * not pinned (the runtime's sizing) its ring holds depth x a tile for every CTA from the
  * producer's through ln_res's (2 x 132 tiles of 128 x 384 bf16: the 24.75 MiB of
@@ -338,6 +402,8 @@ static Suite *pipe_suite(void)
     tcase_add_test(t, stage_body_closed_form);
     tcase_add_test(t, unpinned_rings_closed_form);
     tcase_add_test(t, deep_ring_slots);
+    tcase_add_test(t, ring_footprint_by_hand);
+    tcase_add_test(t, unpinned_hidden_ring_closed_form);
     tcase_add_test(t, gather_in_pipeline_reads_tables_once);
     tcase_add_test(t, reread_when_l2_overflows);
     tcase_add_test(t, gather_table_read_once_per_l2_half);

@@ -299,6 +299,16 @@ static int first_sight(tensor_set *ts, int rt, int stage)
 
 /* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). Memory and time are
  * linear in the segment's ops and inputs (and in the re-read pairs it records). */
+/* A deep ring: read by a stage beyond the next, so it holds every tile in flight until that
+ * reader pops it. Sized so only where rings are not pinned (the runtime's sizing, measured by
+ * validation/pipeline/ring.md): for pinned rings (Kitsune's hardware) the paper does not say how
+ * a skip connection's queue is sized, and with this sizing the selection's estimates pick worse
+ * sets of pipelines on a faster GPU (README, Limitations). */
+static int ring_deep(const pipe_env *x, const ks_queue *u)
+{
+    return !x->hw->queue_rings_pinned && u->last_stage > u->producer_stage + 1;
+}
+
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
     const wl_graph *g = x->g;
@@ -514,12 +524,10 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 d->ext_write += b;
         }
     }
-    /* a ring read by a stage beyond the next holds every tile in flight until that reader
-     * pops it: a slot per group of each stage from its producer's through the last reader's
-     * (ring_slots; rings not pinned, as the runtime sizes them) */
-    for (int q = 0; q < p->nqueues && !hw->queue_rings_pinned; q++)
-        for (int s = p->queues[q].producer_stage + 1;
-             p->queues[q].last_stage > p->queues[q].producer_stage + 1 && s <= p->queues[q].last_stage; s++)
+    /* a deep ring holds a slot per group of each stage through its last reader (ring_slots) */
+    for (int q = 0; q < p->nqueues; q++)
+        for (int s = p->queues[q].producer_stage + 1; ring_deep(x, &p->queues[q]) &&
+                                                      s <= p->queues[q].last_stage; s++)
             d->io[s].span_bytes += (double)g->t[p->queues[q].tensor].bytes;
     for (int s = 0; s < p->nstages; s++) {
         d->gather_bytes += d->io[s].gather_bytes;
@@ -899,47 +907,48 @@ static double gather_dram_bytes(const hw_gpu *hw, const design *d, double rings,
 }
 
 /* Tiles queue q's ring holds: depth x the producer's groups (one slot each; a reduction's
- * output one), and for a deep ring (read beyond the next stage) a slot per group of every stage
- * up to its last reader, each tile in flight until that reader pops it. Deep rings are sized so
- * only where rings are not pinned (the runtime's sizing, measured by validation/pipeline/ring.md):
- * for pinned rings (Kitsune's hardware) the paper does not say how a skip connection's queue is
- * sized, and with this sizing the selection's estimates pick worse sets of pipelines on a faster
- * GPU (README, Limitations). */
+ * output one), and for a deep ring (ring_deep) a slot per group of every stage up to its last
+ * reader. */
 static double ring_slots(const pipe_env *x, const ks_pipeline *p, const design *d, int q)
 {
     const ks_queue *u = &p->queues[q];
     double slots = d->io[u->producer_stage].reduce ? 1.0 : (double)d->groups[u->producer_stage];
-    for (int s = u->producer_stage + 1; !x->hw->queue_rings_pinned &&
-                                        u->last_stage > u->producer_stage + 1 && s <= u->last_stage;
-         s++)
+    for (int s = u->producer_stage + 1; ring_deep(x, u) && s <= u->last_stage; s++)
         slots += d->groups[s];
     return (double)u->depth * slots;
 }
 
+/* The fractions of a ring's bytes L2 writes back (returned) and reads back (*back) when, while
+ * a slot waits for its rewrite, L2 takes in `l2_bytes` of lines that SMs of both halves use
+ * (rings, table rows) and `stream_bytes` of streamed DRAM traffic. A streamed line is used by
+ * one half's SMs, so it weighs 1/partitions of a ring line (hw/calibrate/l2_lru.cu ring measures
+ * the curve and this weight); the L2's ring curve (l2.ring_reuse) gives the fractions at that
+ * footprint. */
+static double ring_evicted(const hw_gpu *hw, double l2_bytes, double stream_bytes, double *back)
+{
+    double parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
+    return hw_ring_evicted_frac(hw, l2_bytes + stream_bytes / parts, back);
+}
+
 /* Rings that are ordinary L2 lines (queue.rings_pinned 0, a software runtime): the DRAM bytes
  * they are read back (*rd) and written back (*wr) over the run, and (final) each queue's
- * fractions. A slot of queue q is rewritten after slots_q tiles have passed
- * through it; meanwhile L2 takes in q's ring, every other ring (at most its storage), the
- * gathered-table bytes L2 keeps (held) and slots_q tiles of streamed DRAM traffic
- * (stream_tile), the last at 1/partitions: a ring line is used by SMs of both L2 halves, a
- * streamed line by one's (hw/calibrate/l2_lru.cu ring measures both, and this weight). The L2's
- * measured ring curve (l2.ring_reuse) gives the fractions evicted at that footprint. */
+ * fractions; returns the ring bytes L2 keeps. A slot of queue q is rewritten after slots_q
+ * tiles have passed through it; meanwhile L2 takes in q's ring, every other ring (at most its
+ * storage), the gathered-table bytes L2 keeps (held) and slots_q tiles of streamed DRAM traffic
+ * (stream_tile): ring_evicted at that footprint. */
 static double ring_lru_dram(const pipe_env *x, ks_pipeline *p, const design *d, double N,
                             double stream_tile, double held, double *rd, double *wr, int final)
 {
-    const hw_gpu *hw = x->hw;
-    double parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
     double kept = 0;
     *rd = *wr = 0;
     for (int q = 0; q < p->nqueues; q++) {
         double bytes = (double)x->g->t[p->queues[q].tensor].bytes;
-        double slots = ring_slots(x, p, d, q);
-        double foot = held + slots * stream_tile / parts;
+        double slots = ring_slots(x, p, d, q), lines = held;
         for (int r = 0; r < p->nqueues; r++) {
             double tile_r = (double)x->g->t[p->queues[r].tensor].bytes / N;
-            foot += r == q ? slots * tile_r : fmin(ring_slots(x, p, d, r), slots) * tile_r;
+            lines += r == q ? slots * tile_r : fmin(ring_slots(x, p, d, r), slots) * tile_r;
         }
-        double back, out = hw_ring_evicted_frac(hw, foot, &back);
+        double back, out = ring_evicted(x->hw, lines, slots * stream_tile, &back);
         *wr += out * bytes;
         *rd += back * bytes;
         kept += (1.0 - out) * slots * (bytes / N);
@@ -1398,11 +1407,9 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
         e->spill_frac = q_spill_frac(e->storage, hw_l2_persist_bytes(hw));
         ring_rd = ring_wr = e->spill_frac * ring_bytes;
     } else { /* one ring, as ring_lru_dram: its slots' tiles of streamed DRAM traffic beside it */
-        double parts = hw->l2_partitions > 0 ? hw->l2_partitions : 1;
-        double slots = (double)Q_DEPTH_DEFAULT * cA;
-        double back, foot = e->storage + slots * (e->dram_rd + e->dram_wr) / N / parts;
-        e->spill_frac = hw_ring_evicted_frac(hw, foot, &back);
-        ring_wr = e->spill_frac * ring_bytes;
+        double slots = (double)Q_DEPTH_DEFAULT * cA, back;
+        ring_wr = ring_evicted(hw, e->storage, slots * (e->dram_rd + e->dram_wr) / N, &back) *
+                  ring_bytes;
         ring_rd = back * ring_bytes;
     }
     e->ring_rd = ring_rd;
@@ -1544,7 +1551,7 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     u->tile_bytes = kt_count_of(best.tile_bytes);
     u->payload_bytes = (int64_t)fmax(1.0, fmin(best.tile_bytes, Q_PAYLOAD_MAX_BYTES));
     u->storage_bytes = kt_count_of(best.storage);
-    u->spill_frac = hw->queue_rings_pinned ? best.spill_frac : 0.0;
+    u->spill_frac = best.spill_frac;
     u->written_back_frac = best.ring_wr / ((double)h.M * (double)h.F * h.esz);
     u->read_back_frac = best.ring_rd / ((double)h.M * (double)h.F * h.esz);
     u->eff_bandwidth_GBps = q_eff_Bps(hw, (double)u->payload_bytes, x->c.clock_MHz) / 1e9;
