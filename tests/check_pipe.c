@@ -73,8 +73,8 @@ END_TEST
 static const char MGN_STAGES[] = "gather_src+gather_dst+edge_cat,edge_fc1+edge_relu1,"
                                  "edge_fc2+edge_relu2,edge_fc3,edge_ln+edge_res";
 
-static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *stages,
-                                  const int *ctas, int nctas, int64_t tm, int cps, arena *a)
+/* The one pipeline workload wl runs as under the imposed f. */
+static const ks_pipeline *forced(const hw_gpu *hw, const char *wl, ks_force_spec *f, arena *a)
 {
     wl_graph *g = arena_calloc(a, 1, sizeof *g);
     ck_assert_ptr_nonnull(g);
@@ -82,8 +82,7 @@ static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *
     kt_opts o;
     kt_opts_default(&o);
     o.exec_mask = EXEC_KITSUNE;
-    ks_force_spec f = {NULL, stages, ctas, nctas, tm, cps};
-    o.ks_force = &f;
+    o.ks_force = f;
     kt_err e;
     err_clear(&e);
     kt_run_result rr;
@@ -92,6 +91,13 @@ static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *
     ck_assert_int_eq(pl->npipelines, 1);
     ck_assert_str_eq(pl->select, "imposed");
     return &pl->p[0];
+}
+
+static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *stages,
+                                  const int *ctas, int nctas, int64_t tm, int cps, arena *a)
+{
+    ks_force_spec f = {NULL, stages, ctas, nctas, tm, cps};
+    return forced(hw, wl, &f, a);
 }
 
 /* A stage_body's per-tile time, by hand: hand-offs + loads / rate + stores / rate + FLOPs / rate,
@@ -143,6 +149,18 @@ START_TEST(stage_body_closed_form)
 }
 END_TEST
 
+/* A two-point l2.ring_reuse curve: (0 MiB: wb0, rb0) to (mib: wb1, rb1). */
+static void ring_curve(hw_gpu *hw, double mib, double wb0, double rb0, double wb1, double rb1)
+{
+    hw->ring_reuse_n = 2;
+    hw->ring_reuse_footprint_MiB[0] = 0;
+    hw->ring_reuse_footprint_MiB[1] = mib;
+    hw->ring_written_back_frac[0] = wb0;
+    hw->ring_read_back_frac[0] = rb0;
+    hw->ring_written_back_frac[1] = wb1;
+    hw->ring_read_back_frac[1] = rb1;
+}
+
 /* Rings that are ordinary L2 lines (queue.rings_pinned 0) lose the fractions the L2's ring curve
  * gives: with a flat curve (a quarter written back, a tenth read back at any footprint) the one
  * ring of x -> fc1 -> h -> fc2 -> y adds exactly a quarter of h's bytes to the DRAM writes and a
@@ -150,11 +168,7 @@ END_TEST
 START_TEST(unpinned_rings_closed_form)
 {
     hw_gpu hw = kt_test_hw("h200");
-    hw.ring_reuse_n = 2;
-    hw.ring_reuse_footprint_MiB[0] = 0;
-    hw.ring_reuse_footprint_MiB[1] = 1e6;
-    hw.ring_written_back_frac[0] = hw.ring_written_back_frac[1] = 0.25;
-    hw.ring_read_back_frac[0] = hw.ring_read_back_frac[1] = 0.1;
+    ring_curve(&hw, 1e6, 0.25, 0.1, 0.25, 0.1);
     const int64_t h = 65536LL * 256 * 2;
     int ctas[2] = {10, 20};
     arena a = {0};
@@ -182,12 +196,7 @@ START_TEST(ring_footprint_by_hand)
 {
     hw_gpu hw = kt_test_hw("h200-ktpipe");
     hw.l2_partitions = 2;
-    hw.ring_reuse_n = 2;
-    hw.ring_reuse_footprint_MiB[0] = 0;
-    hw.ring_reuse_footprint_MiB[1] = 10;
-    hw.ring_written_back_frac[0] = hw.ring_read_back_frac[0] = 0;
-    hw.ring_written_back_frac[1] = 1;
-    hw.ring_read_back_frac[1] = 0.5;
+    ring_curve(&hw, 10, 0, 0, 1, 0.5);
     int ctas[2] = {10, 20};
     arena a = {0};
     const ks_pipeline *p = imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, 1, &a);
@@ -207,26 +216,10 @@ START_TEST(unpinned_hidden_ring_closed_form)
 {
     hw_gpu hw = kt_test_hw("h200");
     hw.queue_rings_pinned = 0;
-    hw.ring_reuse_n = 2;
-    hw.ring_reuse_footprint_MiB[0] = 0;
-    hw.ring_reuse_footprint_MiB[1] = 1e6;
-    hw.ring_written_back_frac[0] = hw.ring_written_back_frac[1] = 0.25;
-    hw.ring_read_back_frac[0] = hw.ring_read_back_frac[1] = 0.1;
+    ring_curve(&hw, 1e6, 0.25, 0.1, 0.25, 0.1);
     arena a = {0};
-    wl_graph g;
-    kt_test_wl("workloads/llama3-8b-ctx.json", &a, &g);
-    kt_opts o;
-    kt_opts_default(&o);
-    o.exec_mask = EXEC_KITSUNE;
     ks_force_spec f = {"gate_proj..ffn_res", NULL, NULL, 0, 0, 0};
-    o.ks_force = &f;
-    kt_err e;
-    err_clear(&e);
-    kt_run_result rr;
-    ck_assert_msg(kt_run(&hw, &g, &o, &a, &rr, &e) == 0, "%s", e.msg);
-    const ks_plan *pl = rr.res[0].extra;
-    ck_assert_int_eq(pl->npipelines, 1);
-    const ks_pipeline *p = &pl->p[0];
+    const ks_pipeline *p = forced(&hw, "workloads/llama3-8b-ctx.json", &f, &a);
     ck_assert_int_gt(p->hidden_cols, 0);
     const double ring = 8192.0 * 14336 * 2;
     ck_assert_int_eq(p->nqueues, 1);
