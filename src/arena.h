@@ -8,6 +8,7 @@ typedef struct arena_block arena_block;
 typedef struct arena {
     arena_block *head;
     arena_block *spare; /* standard-size blocks released by arena_release, reused first */
+    size_t nblocks;     /* blocks allocated so far: an arena that keeps growing gets huge ones */
 } arena;
 
 /** Zeroed, 16-byte aligned memory that lives until arena_free; NULL on out-of-memory or

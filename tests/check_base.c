@@ -30,6 +30,41 @@ START_TEST(test_arena)
 }
 END_TEST
 
+/* An arena that outgrows its four 256 KiB blocks takes 2 MiB ones; every byte handed out stays
+ * its own (a pattern written into each allocation reads back), a request above 2 MiB gets a
+ * block of its own, and released blocks are reused: after a release to the same mark, the same
+ * allocations come back at the same addresses. */
+START_TEST(test_arena_growth)
+{
+    arena a = {0};
+    enum { N = 40, BYTES = 200 * 1024 };
+    unsigned char *p[N + 1];
+    arena_pos m = arena_mark(&a);
+    for (int i = 0; i < N; i++) {
+        p[i] = arena_alloc(&a, BYTES, 1);
+        ck_assert_ptr_nonnull(p[i]);
+        ck_assert_int_eq((uintptr_t)p[i] % 16, 0);
+        memset(p[i], i + 1, BYTES);
+    }
+    p[N] = arena_calloc(&a, 3, 1024 * 1024); /* 3 MiB: larger than any standard block */
+    ck_assert_ptr_nonnull(p[N]);
+    for (int k = 0; k < 3 * 1024 * 1024; k += 4099)
+        ck_assert_int_eq(p[N][k], 0);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < BYTES; k += 997)
+            ck_assert_int_eq(p[i][k], i + 1);
+    ck_assert_uint_ge(a.nblocks, 4 + 1 + 1); /* the small ones, at least one huge, the 3 MiB */
+    arena_release(&a, m);
+    size_t nb = a.nblocks;
+    for (int i = 0; i < N; i++)
+        ck_assert_ptr_eq(arena_alloc(&a, BYTES, 1), p[i]);
+    ck_assert_uint_eq(a.nblocks, nb); /* all from the spare list */
+    arena_free(&a);
+    ck_assert_ptr_null(a.head);
+    ck_assert_uint_eq(a.nblocks, 0);
+}
+END_TEST
+
 START_TEST(test_err)
 {
     kt_err e;
@@ -78,6 +113,7 @@ static Suite *base_suite(void)
     Suite *s = suite_create("base");
     TCase *t = tcase_create("arena_err_dtype");
     tcase_add_test(t, test_arena);
+    tcase_add_test(t, test_arena_growth);
     tcase_add_test(t, test_err);
     tcase_add_test(t, test_dtype);
     suite_add_tcase(s, t);
