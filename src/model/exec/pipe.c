@@ -179,13 +179,17 @@ static int reduces_stream(const pipe_env *x, int i)
 /* 1 when tensor t streams with rows M: an activation (not a weight) of at least a tile of rows
  * whose row count is a multiple or a divisor of M (views regroup rows: [B*S, H*D] and
  * [B, S, H, D] stream together), not produced by an op that reduces the rows away. */
-static int row_aligned(const pipe_env *x, int t, int64_t M)
+static int streams(const pipe_env *x, int t)
 {
     const wl_tensor *u = &x->g->t[t];
-    int64_t r = rows_of(u);
-    if (u->kind == TK_WEIGHT || r < PIPE_TILE_ROWS_MIN || M < 1 || (r % M && M % r))
-        return 0;
-    return !(u->producer >= 0 && reduces_stream(x, u->producer));
+    return u->kind != TK_WEIGHT && rows_of(u) >= PIPE_TILE_ROWS_MIN &&
+           !(u->producer >= 0 && reduces_stream(x, u->producer));
+}
+
+static int row_aligned(const pipe_env *x, int t, int64_t M)
+{
+    int64_t r = x->rows[t];
+    return x->streams[t] && M >= 1 && !(r % M && M % r);
 }
 
 /* The streamed rows of a segment: those of the first stage's first activation input, or of its
@@ -1160,7 +1164,9 @@ static void cache_trim(pipe_env *x)
     if (!x->cache || x->cache_bytes <= PIPE_CACHE_BYTES)
         return;
     size_t n = (size_t)x->g->nop + 1;
-    arena_free(&x->cache_arena);
+    /* every block back to the spare list: refilled without new page faults */
+    arena_pos empty = {NULL, 0};
+    arena_release(&x->cache_arena, empty);
     memset(x->cache, 0, n * sizeof *x->cache);
     if (x->rate_arena == &x->cache_arena)
         memset(x->rate, 0, n * sizeof *x->rate);
@@ -1989,9 +1995,15 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->split_k = arena_calloc(a, n + 1, sizeof(int));
     x->root = graph_storage_map(g, a);
     x->cache = arena_calloc(a, n + 1, sizeof *x->cache);
+    x->rows = arena_alloc(a, (size_t)g->ntensor + 1, sizeof(int64_t));
+    x->streams = arena_alloc(a, (size_t)g->ntensor + 1, 1);
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
-        !x->split_k || !x->root || !x->cache)
+        !x->split_k || !x->root || !x->cache || !x->rows || !x->streams)
         return -1;
+    for (int t = 0; t < g->ntensor; t++) {
+        x->rows[t] = rows_of(&g->t[t]);
+        x->streams[t] = (unsigned char)streams(x, t);
+    }
     double regs_per_thread = hw_reg_bytes_per_thread(hw);
     for (int i = 0; i < g->nop; i++) {
         if (w[i].kind == OPK_FREE)

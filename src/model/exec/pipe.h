@@ -154,6 +154,10 @@ typedef struct pipe_env {
     int *max_reader;         /* per storage tensor: last op reading it */
     int *rd_start, *rd_op;   /* per storage tensor: the kernel ops reading it, ascending (CSR) */
     unsigned char *must_write; /* per storage tensor: graph output or saved activation */
+    int64_t *rows;           /* per tensor: its rows (all dimensions but the last) */
+    unsigned char *streams;  /* per tensor: an activation of at least a tile of rows not
+                                produced by an op that reduces the rows away (row_aligned's
+                                test that does not depend on the segment) */
     /* a design imposed by the caller (map --stages): per op (graph index) its stage, -1 for a
      * free op; NULL: the model's own stages (epilogue fusion) */
     const int *force_stage_of;

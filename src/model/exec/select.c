@@ -165,6 +165,107 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
     return n;
 }
 
+/* sel_valid of every segment ending at one op, as the start moves back one op at a time: a
+ * union-find over the window's ops with, per root, the number of kernel (non-view) ops in its
+ * component. Adding op j joins it to its readers in the window (and to producers inside it, for a
+ * graph not in topological order); the window is valid when its first op is a kernel op, it
+ * holds two or more kernel ops and they form one component - sel_valid's answer, in O(edges)
+ * per added op instead of O(length) per segment. */
+typedef struct valid_win {
+    const wl_graph *g;
+    const op_work *w;
+    int *rd_start, *rd_op;  /* per op p: the kernel ops reading a tensor whose producer is p */
+    int *prod_start, *prod; /* per kernel op: graph_producer of each input (-1: none) */
+    int *parent, *kern;     /* union-find over op ids; kernel ops per root */
+    int end, comps, kernels;
+} valid_win;
+
+static int valid_init(valid_win *v, const wl_graph *g, const op_work *w, arena *a)
+{
+    int n = g->nop, ne = 0;
+    v->g = g;
+    v->w = w;
+    for (int i = 0; i < n; i++)
+        if (w[i].kind != OPK_FREE)
+            ne += g->op[i].nin;
+    v->rd_start = arena_calloc(a, (size_t)n + 2, sizeof(int));
+    v->rd_op = arena_alloc(a, (size_t)ne + 1, sizeof(int));
+    v->prod_start = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    v->prod = arena_alloc(a, (size_t)ne + 1, sizeof(int));
+    v->parent = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    v->kern = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    if (!v->rd_start || !v->rd_op || !v->prod_start || !v->prod || !v->parent || !v->kern)
+        return -1;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        v->prod_start[i] = k;
+        if (w[i].kind == OPK_FREE)
+            continue;
+        for (int j = 0; j < g->op[i].nin; j++) {
+            int p = graph_producer(g, g->op[i].in[j]);
+            v->prod[k++] = p;
+            if (p >= 0 && p < n)
+                v->rd_start[p + 1]++;
+        }
+    }
+    v->prod_start[n] = k;
+    for (int i = 0; i < n; i++)
+        v->rd_start[i + 1] += v->rd_start[i];
+    int *fill = v->parent; /* scratch: next free slot per producer */
+    for (int i = 0; i < n; i++)
+        fill[i] = v->rd_start[i];
+    for (int i = 0; i < n; i++)
+        for (int q = v->prod_start[i]; q < v->prod_start[i + 1]; q++)
+            if (v->prod[q] >= 0 && v->prod[q] < n)
+                v->rd_op[fill[v->prod[q]]++] = i;
+    return 0;
+}
+
+static void valid_union(valid_win *v, int x, int y)
+{
+    int rx = find(v->parent, x), ry = find(v->parent, y);
+    if (rx == ry)
+        return;
+    if (v->kern[rx] > 0 && v->kern[ry] > 0)
+        v->comps--;
+    v->parent[ry] = rx;
+    v->kern[rx] += v->kern[ry];
+}
+
+/* Add op j to the window ending at v->end (every op j+1..end already in it). */
+static void valid_add(valid_win *v, int j)
+{
+    int kernel = v->w[j].kind != OPK_FREE;
+    v->parent[j] = j;
+    v->kern[j] = kernel;
+    v->comps += kernel;
+    v->kernels += kernel;
+    for (int q = v->rd_start[j]; q < v->rd_start[j + 1]; q++) {
+        int m = v->rd_op[q];
+        if (m > j && m <= v->end)
+            valid_union(v, m, j);
+    }
+    if (kernel)
+        for (int q = v->prod_start[j]; q < v->prod_start[j + 1]; q++)
+            if (v->prod[q] > j && v->prod[q] <= v->end)
+                valid_union(v, j, v->prod[q]);
+}
+
+/* Start a window holding op end alone. */
+static void valid_start(valid_win *v, int end)
+{
+    v->end = end;
+    v->comps = v->kernels = 0;
+    valid_add(v, end);
+}
+
+/* sel_valid of the window's ops first..end (first: the op added last). */
+static int valid_now(const valid_win *v, int first)
+{
+    return v->w[first].kind != OPK_FREE && v->end - first + 1 <= SEL_MAX_VALID_OPS &&
+           v->kernels >= 2 && v->comps == 1;
+}
+
 int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int max_len,
                sel_cost_fn cost, sel_cost_fn lb, void *ctx, arena *a, sel_seg *out, int max,
                double *best_s)
@@ -172,7 +273,8 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
     int n = g->nop;
     double *best = arena_calloc(a, (size_t)n + 1, sizeof *best);
     int *from = arena_calloc(a, (size_t)n + 1, sizeof *from);
-    if (!best || !from)
+    valid_win v;
+    if (!best || !from || valid_init(&v, g, w, a))
         return -1;
     if (max_len > SEL_MAX_VALID_OPS)
         max_len = SEL_MAX_VALID_OPS;
@@ -183,9 +285,11 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
         int end = i - 1;
         if (w[end].kind == OPK_FREE || barrier(g, w, end))
             continue;
+        valid_start(&v, end);
         for (int j = end - 1; j >= 0 && end - j + 1 <= max_len; j--) {
             if (barrier(g, w, j))
                 break;
+            valid_add(&v, j);
             /* beyond SEL_SEARCH_DENSE_OPS ops, lengths grow geometrically (x 1.25) */
             int len = end - j + 1;
             if (len > SEL_SEARCH_DENSE_OPS) {
@@ -197,7 +301,7 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
             }
             if (lb && best[j] + lb(ctx, j, end, 0) >= best[i])
                 continue;
-            if (!sel_valid(g, w, j, end))
+            if (!valid_now(&v, j))
                 continue;
             double c = cost(ctx, j, end, best[i] - best[j]);
             if (c >= 0 && best[j] + c < best[i]) {
