@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "../src/model/autodiff.h"
 #include "../src/model/exec/bsp.h"
 #include "../src/model/exec/select.h"
 #include "ktest.h"
@@ -148,6 +149,85 @@ START_TEST(search_vs_brute_force)
 }
 END_TEST
 
+/* The segments sel_search weighs are exactly the valid ones of its window: on every shipped
+ * workload (inference and training graphs, with views, index ops and barriers), the (first, last)
+ * pairs its cost callback sees equal a brute-force enumeration that asks sel_valid of each
+ * segment of the window (lengths 2..16, then growing by a quarter; up to an index or no_pipe op) -
+ * the DP's incremental connectivity must give sel_valid's answers. */
+typedef struct seen_set {
+    int n, cap;
+    int (*pair)[2];
+} seen_set;
+
+static double record(void *ctx, int first, int last, double budget_s)
+{
+    (void)budget_s;
+    seen_set *s = ctx;
+    ck_assert_int_lt(s->n, s->cap);
+    s->pair[s->n][0] = first;
+    s->pair[s->n][1] = last;
+    s->n++;
+    return -1; /* never chosen: every segment is weighed */
+}
+
+static int grid_len(int len)
+{
+    if (len <= SEL_SEARCH_DENSE_OPS)
+        return 1;
+    int l = SEL_SEARCH_DENSE_OPS;
+    while (l < len)
+        l += l / 4;
+    return l == len;
+}
+
+START_TEST(search_weighs_valid_segments)
+{
+    static const char *const WL[] = {"mgn", "graphcast", "nerf", "dlrm", "llama3-8b-ctx"};
+    for (int k = 0; k < 10; k++) {
+        arena a = {0};
+        wl_graph fwd, tg, *g = &fwd;
+        char rel[64];
+        snprintf(rel, sizeof rel, "workloads/%s.json", WL[k / 2]);
+        kt_test_wl(rel, &a, &fwd);
+        kt_err e;
+        if (k % 2) {
+            ck_assert_int_eq(ad_training_graph(&fwd, 0, &a, &tg, &e), 0);
+            g = &tg;
+        }
+        op_work *w = op_works(g, &a, &e);
+        ck_assert_ptr_nonnull(w);
+        int n = g->nop, max_len = 64;
+        double *rest = arena_calloc(&a, (size_t)n + 1, sizeof(double));
+        seen_set got = {0, n * max_len + 1, NULL}, want = got;
+        got.pair = arena_calloc(&a, (size_t)got.cap, sizeof *got.pair);
+        want.pair = arena_calloc(&a, (size_t)want.cap, sizeof *want.pair);
+        sel_seg *out = arena_calloc(&a, (size_t)n + 1, sizeof *out);
+        ck_assert(rest && got.pair && want.pair && out);
+        double best;
+        ck_assert_int_ge(sel_search(g, w, rest, max_len, record, NULL, &got, &a, out, n, &best), 0);
+        int nvalid = 0;
+        for (int end = 0; end < n; end++) {
+            int stop = w[end].kind == OPK_FREE || op_is_index(g->op[end].type) || w[end].no_pipe;
+            for (int j = end - 1; !stop && j >= 0 && end - j + 1 <= max_len; j--) {
+                if (op_is_index(g->op[j].type) || w[j].no_pipe)
+                    break;
+                if (grid_len(end - j + 1) && sel_valid(g, w, j, end)) {
+                    record(&want, j, end, 0);
+                    nvalid++;
+                }
+            }
+        }
+        ck_assert_int_gt(nvalid, 10);
+        ck_assert_int_eq(got.n, want.n);
+        for (int i = 0; i < got.n; i++) {
+            ck_assert_int_eq(got.pair[i][0], want.pair[i][0]);
+            ck_assert_int_eq(got.pair[i][1], want.pair[i][1]);
+        }
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* Pipeline barriers (op_work.no_pipe): a 3x3 convolution's window spans neighbouring tile rows;
  * a 1x1, stride-1 NHWC convolution is a GEMM over pixel rows and may stream; a topk along the
  * last axis of a batch of rows is row-local, a sort of a 1-D tensor is not. */
@@ -206,6 +286,7 @@ static Suite *suite(void)
     tcase_add_test(t, validity);
     tcase_add_test(t, patterns);
     tcase_add_test(t, search_vs_brute_force);
+    tcase_add_test(t, search_weighs_valid_segments);
     tcase_add_test(t, barriers);
     suite_add_tcase(s, t);
     return s;
