@@ -64,9 +64,12 @@ void *arena_alloc(arena *a, size_t n, size_t size)
         bytes = 16;
     b = a->head;
     if (!b || b->cap - b->used < bytes) {
-        if (a->spare && a->spare->cap >= bytes) {
-            b = a->spare;
-            a->spare = b->next;
+        arena_block **sp = &a->spare; /* the first spare block that fits */
+        while (*sp && (*sp)->cap < bytes)
+            sp = &(*sp)->next;
+        if (*sp) {
+            b = *sp;
+            *sp = b->next;
         } else if (a->nblocks >= ARENA_SMALL_BLOCKS && bytes <= ARENA_HUGE_BYTES - sizeof *b) {
             if (!(b = block_new(ARENA_HUGE_BYTES, 1)))
                 return NULL;

@@ -188,8 +188,10 @@ int cli_workload_names(const cli_common *c, arena *a, const char ***names);
 void cli_warn(cli_ctx *x, const lint_list *l);
 /** Check one run of graph g (the graph that runs: training graph in training mode) on hw: GEMMs
  *  in a dtype without tensor cores, memory footprint over capacity (cli_warn). The summary,
- *  with the footprint, goes into s. 0, or -1 with x->e set. */
-int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s);
+ *  with the footprint, goes into s. w: the run's op_works (NULL: computed here). 0, or -1 with
+ *  x->e set. */
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_work *w, int training,
+                  kt_summary *s);
 /** Write `, "memory": {...}` (weights, peak activations, footprint, capacity, fits) for a JSON
  *  object: the footprint JSON outputs always report. */
 void cli_json_memory(FILE *f, const kt_summary *s, const hw_gpu *hw);

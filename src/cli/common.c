@@ -556,7 +556,7 @@ int cli_run_workload(cli_ctx *x, kt_run_result *rr)
         return cli_error(x, 0, "--workload", "missing (e.g. --workload nerf)");
     wl_graph *g = cli_workload(x, c->workload[0], c->opts.training);
     if (!g || kt_run(&x->hw, g, &c->opts, &x->a, rr, &x->e) ||
-        cli_check_run(x, &x->hw, rr->g, c->opts.training, &x->mem))
+        cli_check_run(x, &x->hw, rr->g, rr->works, c->opts.training, &x->mem))
         return -1;
     cli_warn_power(x, rr);
     return 0;
@@ -570,11 +570,13 @@ void cli_warn(cli_ctx *x, const lint_list *l)
     }
 }
 
-int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, int training, kt_summary *s)
+int cli_check_run(cli_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_work *w, int training,
+                  kt_summary *s)
 {
     arena_pos mark = arena_mark(&x->a);
-    op_work *w = op_works(g, &x->a, &x->e);
-    if (!w || kt_summarize(g, &x->a, s, &x->e)) {
+    if (!w) /* a run's works when it has them (a 100,000-op graph's are 81 MB) */
+        w = op_works(g, &x->a, &x->e);
+    if (!w || kt_summarize_works(g, w, &x->a, s, &x->e)) {
         arena_release(&x->a, mark);
         return -1;
     }

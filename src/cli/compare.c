@@ -321,7 +321,7 @@ static int run(cli_ctx *x)
             if (u->training && g->inference_only && (nwl > 1 || c->modes == 3))
                 continue; /* e.g. a decode step: no training run to compare */
             if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e) ||
-                cli_check_run(x, &x->hw, rr->g, u->training, &u->mem))
+                cli_check_run(x, &x->hw, rr->g, rr->works, u->training, &u->mem))
                 return -1;
             cli_warn_power(x, rr);
             u->g = rr->g;

@@ -143,7 +143,7 @@ static int run(cli_ctx *x)
             if (kt_graph(fwd, m, c->opts.optimizer, &x->a, &g, &x->e) ||
                 kt_summarize(g, &x->a, &s, &x->e))
                 return -1;
-            if (hw && cli_check_run(x, hw, g, m, &s))
+            if (hw && cli_check_run(x, hw, g, NULL, m, &s))
                 return -1;
             int paper = g->paper_ops[m];
             double cap = hw ? hw->dram_capacity_GiB * 1073741824.0 : 0;

@@ -72,8 +72,12 @@ int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e)
 {
     memset(s, 0, sizeof *s);
     op_work *w = op_works(g, a, e);
-    if (!w)
-        return -1;
+    return w ? kt_summarize_works(g, w, a, s, e) : -1;
+}
+
+int kt_summarize_works(const wl_graph *g, const op_work *w, arena *a, kt_summary *s, kt_err *e)
+{
+    memset(s, 0, sizeof *s);
     s->ops = g->nop;
     for (int i = 0; i < g->nop; i++) {
         if (w[i].kind != OPK_FREE)
@@ -203,6 +207,7 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
     op_work *works = op_works(g, a, e);
     if (!works)
         return -1;
+    out->works = works;
     cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = o->graph_launch};
     if (o->exec_mask & EXEC_BSP) {
         if (bsp_run(hw, g, works, &c, a, &out->res[out->nres], e))

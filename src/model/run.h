@@ -49,6 +49,7 @@ void kt_opts_default(kt_opts *o);
 
 typedef struct kt_run_result {
     const wl_graph *g;     /* the graph that ran (the training graph in training mode) */
+    const op_work *works;  /* its op_works (allocated in the run's arena) */
     int nres;
     kt_result res[3];      /* in order bsp, vf, kitsune, those requested */
     kt_result capped[3];   /* the same under power_cap_W (when > 0) */
@@ -74,6 +75,8 @@ typedef struct kt_summary {
 } kt_summary;
 /** Summarize a checked graph. 0, or -1 with e set (overflow, out of memory). */
 int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e);
+/** The same from the graph's op_works (a run's kt_run_result.works): no second copy of them. */
+int kt_summarize_works(const wl_graph *g, const op_work *w, arena *a, kt_summary *s, kt_err *e);
 
 /** Run. fwd: the loaded forward graph. All memory from a. */
 int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,

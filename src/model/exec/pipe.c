@@ -1164,9 +1164,7 @@ static void cache_trim(pipe_env *x)
     if (!x->cache || x->cache_bytes <= PIPE_CACHE_BYTES)
         return;
     size_t n = (size_t)x->g->nop + 1;
-    /* every block back to the spare list: refilled without new page faults */
-    arena_pos empty = {NULL, 0};
-    arena_release(&x->cache_arena, empty);
+    arena_free(&x->cache_arena);
     memset(x->cache, 0, n * sizeof *x->cache);
     if (x->rate_arena == &x->cache_arena)
         memset(x->rate, 0, n * sizeof *x->rate);
