@@ -167,15 +167,13 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
 
 /* sel_valid of every segment ending at one op, as the start moves back one op at a time: a
  * union-find over the window's ops with, per root, the number of kernel (non-view) ops in its
- * component. Adding op j joins it to its readers in the window (and to producers inside it, for a
- * graph not in topological order); the window is valid when its first op is a kernel op, it
- * holds two or more kernel ops and they form one component - sel_valid's answer, in O(edges)
- * per added op instead of O(length) per segment. */
+ * component. Adding op j joins it to its readers in the window (graph_check puts every producer
+ * before its readers, so those are all its edges inside the window); the window is valid when
+ * its first op is a kernel op, it holds two or more kernel ops and they form one component -
+ * sel_valid's answer, in O(edges) per added op instead of O(length) per segment. */
 typedef struct valid_win {
-    const wl_graph *g;
     const op_work *w;
     int *rd_start, *rd_op;  /* per op p: the kernel ops reading a tensor whose producer is p */
-    int *prod_start, *prod; /* per kernel op: graph_producer of each input (-1: none) */
     int *parent, *kern;     /* union-find over op ids; kernel ops per root */
     int end, comps, kernels;
 } valid_win;
@@ -183,41 +181,36 @@ typedef struct valid_win {
 static int valid_init(valid_win *v, const wl_graph *g, const op_work *w, arena *a)
 {
     int n = g->nop, ne = 0;
-    v->g = g;
     v->w = w;
     for (int i = 0; i < n; i++)
         if (w[i].kind != OPK_FREE)
             ne += g->op[i].nin;
     v->rd_start = arena_calloc(a, (size_t)n + 2, sizeof(int));
     v->rd_op = arena_alloc(a, (size_t)ne + 1, sizeof(int));
-    v->prod_start = arena_alloc(a, (size_t)n + 1, sizeof(int));
-    v->prod = arena_alloc(a, (size_t)ne + 1, sizeof(int));
+    int *prod = arena_alloc(a, (size_t)ne + 1, sizeof(int)); /* each kernel op's inputs' */
     v->parent = arena_alloc(a, (size_t)n + 1, sizeof(int));
     v->kern = arena_alloc(a, (size_t)n + 1, sizeof(int));
-    if (!v->rd_start || !v->rd_op || !v->prod_start || !v->prod || !v->parent || !v->kern)
+    if (!v->rd_start || !v->rd_op || !prod || !v->parent || !v->kern)
         return -1;
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        v->prod_start[i] = k;
-        if (w[i].kind == OPK_FREE)
-            continue;
-        for (int j = 0; j < g->op[i].nin; j++) {
-            int p = graph_producer(g, g->op[i].in[j]);
-            v->prod[k++] = p;
-            if (p >= 0 && p < n)
-                v->rd_start[p + 1]++;
-        }
-    }
-    v->prod_start[n] = k;
+    for (int i = 0; i < n; i++)
+        if (w[i].kind != OPK_FREE)
+            for (int j = 0; j < g->op[i].nin; j++) {
+                int p = prod[k++] = graph_producer(g, g->op[i].in[j]);
+                if (p >= 0)
+                    v->rd_start[p + 1]++;
+            }
     for (int i = 0; i < n; i++)
         v->rd_start[i + 1] += v->rd_start[i];
     int *fill = v->parent; /* scratch: next free slot per producer */
     for (int i = 0; i < n; i++)
         fill[i] = v->rd_start[i];
+    k = 0;
     for (int i = 0; i < n; i++)
-        for (int q = v->prod_start[i]; q < v->prod_start[i + 1]; q++)
-            if (v->prod[q] >= 0 && v->prod[q] < n)
-                v->rd_op[fill[v->prod[q]]++] = i;
+        if (w[i].kind != OPK_FREE)
+            for (int j = 0; j < g->op[i].nin; j++, k++)
+                if (prod[k] >= 0)
+                    v->rd_op[fill[prod[k]]++] = i;
     return 0;
 }
 
@@ -240,15 +233,9 @@ static void valid_add(valid_win *v, int j)
     v->kern[j] = kernel;
     v->comps += kernel;
     v->kernels += kernel;
-    for (int q = v->rd_start[j]; q < v->rd_start[j + 1]; q++) {
-        int m = v->rd_op[q];
-        if (m > j && m <= v->end)
-            valid_union(v, m, j);
-    }
-    if (kernel)
-        for (int q = v->prod_start[j]; q < v->prod_start[j + 1]; q++)
-            if (v->prod[q] > j && v->prod[q] <= v->end)
-                valid_union(v, j, v->prod[q]);
+    for (int q = v->rd_start[j]; q < v->rd_start[j + 1]; q++)
+        if (v->rd_op[q] <= v->end) /* readers follow j (graph_check) */
+            valid_union(v, v->rd_op[q], j);
 }
 
 /* Start a window holding op end alone. */
