@@ -15,7 +15,10 @@
 #   node tables of 1-67 MB, validation/pipeline/dram.md) and the mapper's own allocations
 #   against the best measured ones (model.py ilpcheck --check, validation/pipeline/ilp-summary.md).
 #   The multicast-ring runs (model.py ring --check, validation/pipeline/ring.md) have no error
-#   goal (the model does not evict ring lines yet); the committed report must be current.
+#   goal (the model does not evict ring lines yet); the committed report must be current. The
+#   block-placement runs (model.py placement --check, validation/pipeline/placement.md): NeRF
+#   within 2% over block orders, and the mapper's allocation within 5% of its fastest neighbour
+#   on placement-robust times in at least 5 of 9 combinations; the committed report current.
 # The gaps and their causes are in the README (Validation on a real GPU).
 set -u
 bin=${1:-build/kitsune}
@@ -78,7 +81,7 @@ done
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then
-    for what in compare:times dram:DRAM ilpcheck:mapper ring:ring; do
+    for what in compare:times dram:DRAM ilpcheck:mapper ring:ring placement:placement; do
         tmpd=$(mktemp -d)
         if KITSUNE="$bin" python3 hw/calibrate/pipeline/model.py "${what%%:*}" --check \
             --out "$tmpd" >"$tmpd/log" 2>&1; then

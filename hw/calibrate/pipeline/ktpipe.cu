@@ -732,6 +732,7 @@ struct Handle {
     int *err = nullptr;
     long long *prof = nullptr;
     int2 *bmap = nullptr;
+    int order = 0; // block map order: 0 stages in sequence, 1 stages interleaved, >= 2 shuffled
     char msg[512];
 };
 
@@ -819,6 +820,11 @@ int ktp_set_ln(void *hv, int s, void *g, void *b, float eps) {
 void ktp_set_timeout(void *hv, double seconds) {
     ((Handle *)hv)->P.timeout_ns = (unsigned long long)(seconds * 1e9);
 }
+// Which block runs which (stage, rank), i.e. where the block scheduler puts each stage's CTAs
+// (call before ktp_prepare): 0 (default) each stage's ranks in sequence; 1 the stages
+// interleaved rank by rank (stage 0 rank 0, stage 1 rank 0, ...); >= 2 a shuffle seeded by
+// `order`. Tensor stages stay before SIMT stages in every order (two CTAs per SM).
+void ktp_set_order(void *hv, int order) { ((Handle *)hv)->order = order; }
 
 // Validate, pick the kernel variant, allocate queues and counters, check co-residency.
 // minb_pref: 2 asks for the two-CTAs-per-SM variant where one exists (TM 64, N <= 128).
@@ -949,10 +955,34 @@ int ktp_prepare(void *hv, int minb_pref, int impl) {
     // block -> (stage, rank): tensor stages first, so that with 2 CTAs/SM the block scheduler
     // tends to put them on distinct SMs and SIMT stages in the second slots.
     std::vector<int2> bm;
-    for (int pass = 0; pass < 2; pass++)
+    unsigned long long rng = 0x9E3779B97F4A7C15ull * (unsigned long long)(h->order + 1);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t from = bm.size();
+        int most = 0;
         for (int i = 0; i < P.nst; i++)
-            if ((pass == 0) == (h->tensor_stage[i] != 0))
-                for (int r = 0; r < P.st[i].ctas; r++) bm.push_back(make_int2(i, r));
+            if ((pass == 0) == (h->tensor_stage[i] != 0) && P.st[i].ctas > most) most = P.st[i].ctas;
+        if (h->order == 1) {
+            for (int r = 0; r < most; r++)
+                for (int i = 0; i < P.nst; i++)
+                    if ((pass == 0) == (h->tensor_stage[i] != 0) && r < P.st[i].ctas)
+                        bm.push_back(make_int2(i, r));
+        } else {
+            for (int i = 0; i < P.nst; i++)
+                if ((pass == 0) == (h->tensor_stage[i] != 0))
+                    for (int r = 0; r < P.st[i].ctas; r++) bm.push_back(make_int2(i, r));
+        }
+        if (h->order >= 2) // Fisher-Yates with xorshift64
+            for (size_t k = bm.size(); k > from + 1;) {
+                k--;
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                size_t j = from + (size_t)(rng % (unsigned long long)(k - from + 1));
+                int2 t = bm[k];
+                bm[k] = bm[j];
+                bm[j] = t;
+            }
+    }
     P.nblocks = total;
     // memory: queue buffers, counters, error word, profile, block map
     size_t qbytes = 0;

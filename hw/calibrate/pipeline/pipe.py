@@ -63,6 +63,7 @@ def lib():
     L.ktp_set_gemm.argtypes = [vp, ci, vp, vp, ci, ci, ci]
     L.ktp_set_ln.argtypes = [vp, ci, vp, vp, ctypes.c_float]
     L.ktp_set_timeout.argtypes = [vp, ctypes.c_double]
+    L.ktp_set_order.argtypes = [vp, ci]
     L.ktp_prepare.argtypes = [vp, ci, ci]
     L.ktp_reset.argtypes = [vp, vp]
     L.ktp_kernel.argtypes = [vp, vp]
@@ -135,8 +136,9 @@ class Pipe:
             self.L.ktp_set_ln(self.h, s, ptr(g), ptr(b), ctypes.c_float(1e-5))
         return s
 
-    def prepare(self, minb=1, timeout_s=2.0, impl=1):
+    def prepare(self, minb=1, timeout_s=2.0, impl=1, order=0):
         self.L.ktp_set_timeout(self.h, ctypes.c_double(timeout_s))
+        self.L.ktp_set_order(self.h, order)
         r = self.L.ktp_prepare(self.h, minb, impl)
         self.msg = self.L.ktp_msg(self.h).decode()
         self.ok = r == 0
@@ -406,7 +408,7 @@ def rel_err(out, ref):
 
 # ------------------------------------------------------------------ one pipeline case
 def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, timeout_s=2.0,
-             do_prof=True, impl=None):
+             do_prof=True, impl=None, order=0, blocks=False):
     if impl is None:
         impl = ctx.get("impl", 1)
     d = ctx["data"][pipe]
@@ -417,8 +419,9 @@ def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, time
     build = build_mgn if pipe == "mgn" else build_nerf
     p = build(d, arch, alloc, tm, depth)
     try:
-        r = p.prepare(minb, timeout_s, impl)
+        r = p.prepare(minb, timeout_s, impl, order)
         rec.update(p.info())
+        rec["order"] = order
         rec["msg"] = p.msg
         if r != 0:
             rec["status"] = "refused" if r == -2 else "error"
@@ -468,6 +471,10 @@ def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, time
                            "sms": len(set(x[7] for x in rows_))})
             rec["prof"] = st
             rec["distinct_sms"] = len(set(x[7] for x in pr))
+            if blocks:  # per block: stage, SM, wait_in and wait_out in 1/1000 of its cycles
+                rec["blocks_stage_smid_win_wout_permille"] = [
+                    [x[0], x[7], round(1000 * x[3] / max(1, x[5])), round(1000 * x[4] / max(1, x[5]))]
+                    for x in pr]
         return rec
     finally:
         p.close()
@@ -977,6 +984,55 @@ def cmd_cases(args):
     return 0
 
 
+def cmd_placement(args):
+    """Where the block scheduler puts each stage's CTAs: the cases of a file (`pipe arch tm
+    ctas_per_sm alloc kind`, as for `cases`), each timed under block orders 0 (stages in
+    sequence, the default), 1 (stages interleaved) and 2.. (seeded shuffles), order-major so that
+    drift reaches every allocation alike; order 0 once more at the end. Per-block profiles
+    (with SM ids) kept. One process per (pipe, arch, tm, ctas_per_sm) group."""
+    cases = [l.split() for l in open(args.file) if l.strip() and not l.startswith("#")]
+    groups = []
+    for c in cases:
+        if tuple(c[:4]) not in groups:
+            groups.append(tuple(c[:4]))
+    deadline = args.deadline_abs if args.deadline_abs else time.time() + args.deadline
+    if args.index < 0:
+        for gi, g in enumerate(groups):
+            left = deadline - time.time()
+            if left < 5:
+                log(f"deadline: skipping {g}")
+                continue
+            cmd = [sys.executable, os.path.abspath(__file__), "placement", "--file", args.file,
+                   "--index", str(gi), "--out", args.out, "--deadline-abs", str(deadline),
+                   "--reps", str(args.reps), "--orders", str(args.orders)]
+            try:
+                rc = subprocess.run(cmd, timeout=left + 30).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            if rc != 0:
+                log(f"placement {g} exited with {rc}")
+        return 0
+    pipe, arch, tm, minb = groups[args.index]
+    tm, minb = int(tm), int(minb)
+    ctx = make_ctx((393216, 65536), None) if pipe == "mgn" else make_ctx(None, 262144)
+    mine = [c for c in cases if tuple(c[:4]) == groups[args.index]]
+    with open(os.path.join(args.out, "placement.jsonl"), "a") as fh:
+        for order in list(range(args.orders)) + [0]:
+            for c in mine:
+                if time.time() > deadline:
+                    return 0
+                a = [int(x) for x in c[4].split("-")]
+                rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5],
+                               order=order, blocks=True)
+                rec["wall"] = round(time.time() - ctx["t0"], 1)
+                fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+                t = rec.get("time_s")
+                log(f"  {arch:10s} tm{tm:<4d} x{minb} order {order:2d} {c[5]:10s} {c[4]:30s} "
+                    f"{(t or 0)*1e6:9.1f} us  {rec['status']}")
+    return 0
+
+
 def cmd_one(args):
     ctx = make_ctx((args.E, args.N or args.E // 6), args.B)
     a = [int(x) for x in args.alloc.split("-")]
@@ -988,7 +1044,9 @@ def cmd_one(args):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["selftest", "check", "sweep", "combo", "prof", "one", "cases"])
+    ap.add_argument("cmd", choices=["selftest", "check", "sweep", "combo", "prof", "one", "cases",
+                                    "placement"])
+    ap.add_argument("--orders", type=int, default=8, help="placement: block orders 0..N-1")
     ap.add_argument("--file", help="cases: the case list (model.py ilp --cases)")
     ap.add_argument("--impl", type=int, default=1, help="GEMM: 1 mma.sync+ldmatrix, 0 wmma")
     ap.add_argument("--index", type=int, default=None)
@@ -1016,11 +1074,11 @@ def main():
     ap.add_argument("--N", type=int, default=0, help="one: MGN nodes (default E / 6)")
     args = ap.parse_args()
     if args.index is None:  # combo: the first combination; cases: every group, each in a process
-        args.index = -1 if args.cmd == "cases" else 0
+        args.index = -1 if args.cmd in ("cases", "placement") else 0
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     return {"selftest": cmd_selftest, "check": cmd_selftest, "sweep": cmd_sweep, "combo": cmd_combo,
-            "prof": cmd_prof, "cases": cmd_cases,
+            "prof": cmd_prof, "cases": cmd_cases, "placement": cmd_placement,
             "one": cmd_one}[args.cmd](args)
 
 

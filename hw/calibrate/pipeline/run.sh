@@ -6,6 +6,10 @@
 #   hw/calibrate/pipeline/run.sh cat     MGN-only re-sweep (3 combinations, fewer samples) + ncu, < 3 min
 #   hw/calibrate/pipeline/run.sh ilp     the mapper's allocations and their neighbourhoods
 #                                        (ilp-cases.txt from model.py ilp --cases) + ncu of two, < 7 min
+#   hw/calibrate/pipeline/run.sh placement  the cases of placement-cases.txt (the mapper's
+#                                        allocation and its fastest and slowest one-CTA
+#                                        neighbours) under 10 block orders (where the block
+#                                        scheduler puts each stage's CTAs), per-block profiles, < 6 min
 #   hw/calibrate/pipeline/run.sh dram    where the MGN pipelines' DRAM bytes go: ncu L2 and DRAM
 #                                        counters of the mapper's allocations, node tables of
 #                                        1 to 67 MB, < 5 min
@@ -84,6 +88,10 @@ elif [ "$MODE" = ilp ]; then
         > /tmp/ncu_ilp.out 2>&1 || echo "ncu rc=$?"
     tail -2 "$OUT/ncu_ilp$n.csv"
   done
+elif [ "$MODE" = placement ]; then
+  echo "== block orders (t=$(el)s)"
+  timeout 360 python3 "$HERE/pipe.py" placement --file "$HERE/placement-cases.txt" --out "$OUT" \
+      --orders 10 --deadline-abs $(( START + 330 )) || echo "placement rc=$?"
 elif [ "$MODE" = dram ]; then
   # label pipe arch tm alloc N: the node table is N x 128 bf16 (N = 65536: 16.8 MB, the default)
   M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
