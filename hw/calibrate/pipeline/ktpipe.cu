@@ -57,6 +57,7 @@ typedef __nv_bfloat16 bf16;
 #define KTP_MAXQ 10
 #define KTP_THREADS 256
 #define KTP_CTR_STRIDE 32 // unsigned per counter: 128 bytes
+#define KTP_MAXSM 1024    // SM ids below this (placement by SM)
 
 enum { SEG_NONE = 0, SEG_QUEUE = 1, SEG_GLOBAL = 2, SEG_GATHER = 3 };
 enum { ST_GEMM = 1, ST_COPY = 2, ST_LN = 3, ST_ADD = 4 };
@@ -97,7 +98,10 @@ struct Pipe {
     unsigned long long timeout_ns;
     int *err;             // [0] code, [1] stage, [2] tile, [3] block, [4] abort flag
     long long *prof;      // per block: 8 x int64
-    const int2 *bmap;     // per block: (stage, rank)
+    const int2 *bmap;     // per block: (stage, rank); with sm_key, per place in SM order
+    const int *sm_key;    // placement by SM (ktp_set_sm_order), or null: block b takes bmap[b]
+    unsigned *place;      // with sm_key: [0, KTP_MAXSM) CTAs per SM so far, then the arrival
+                          // count on its own line, then one key per block (zeroed per launch)
     Stage st[KTP_MAXST];
     Queue q[KTP_MAXQ];
 };
@@ -667,7 +671,41 @@ template <int TM, int NMAX, int KC, int MINB, int IMPL>
 __global__ void __launch_bounds__(KTP_THREADS, MINB) ktp_kernel(const __grid_constant__ Pipe P) {
     extern __shared__ __align__(128) char smem[];
     __shared__ int bail;
-    const int2 bm = P.bmap[blockIdx.x];
+    int role = blockIdx.x;
+    if (P.sm_key) {
+        // placement by SM: every block posts (its SM's key, its slot on that SM), waits for all
+        // blocks (all are co-resident), and takes the role at its rank among the keys
+        __shared__ int my_role;
+        if (threadIdx.x == 0) {
+            unsigned smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            unsigned *cnt = P.place, *arrived = P.place + KTP_MAXSM, *keys = arrived + KTP_CTR_STRIDE;
+            unsigned slot = atomicAdd(cnt + (smid < KTP_MAXSM ? smid : 0), 1u);
+            unsigned key = (unsigned)P.sm_key[smid < KTP_MAXSM ? smid : 0] * 16u + slot;
+            atomicExch(keys + blockIdx.x, key + 1u);
+            __threadfence();
+            atomicAdd(arrived, 1u);
+            unsigned long long t0 = gtime();
+            int r = -1;
+            while (ld_acquire(arrived) < (unsigned)P.nblocks)
+                if (gtime() - t0 > P.timeout_ns) {
+                    raise_err(P, ERR_TIMEOUT_IN, -1, -1);
+                    break;
+                }
+            if (ld_acquire(arrived) >= (unsigned)P.nblocks) {
+                r = 0;
+                for (int b = 0; b < P.nblocks; b++) {
+                    unsigned kb = ld_acquire(keys + b) - 1u;
+                    r += kb < key || (kb == key && b < (int)blockIdx.x);
+                }
+            }
+            my_role = r;
+        }
+        __syncthreads();
+        if (my_role < 0) return;
+        role = my_role;
+    }
+    const int2 bm = P.bmap[role];
     const int si = bm.x, rank = bm.y;
     const Stage &S = P.st[si];
     Prof pr = {0, 0, 0};
@@ -733,6 +771,8 @@ struct Handle {
     long long *prof = nullptr;
     int2 *bmap = nullptr;
     int order = 0; // block map order: 0 stages in sequence, 1 stages interleaved, >= 2 shuffled
+    std::vector<int> sm_key; // placement by SM (ktp_set_sm_order), empty: by block index
+    int *d_sm_key = nullptr;
     char msg[512];
 };
 
@@ -825,6 +865,17 @@ void ktp_set_timeout(void *hv, double seconds) {
 // interleaved rank by rank (stage 0 rank 0, stage 1 rank 0, ...); >= 2 a shuffle seeded by
 // `order`. Tensor stages stay before SIMT stages in every order (two CTAs per SM).
 void ktp_set_order(void *hv, int order) { ((Handle *)hv)->order = order; }
+// Placement by SM (call before ktp_prepare; n = 0 turns it off): key[smid] ranks SM smid. The
+// blocks, sorted by (their SM's key, their arrival on that SM), take the roles of the table that
+// ktp_set_order orders, so that the j-th role runs on the SM of the j-th smallest key whatever
+// SM the block scheduler gave each block.
+int ktp_set_sm_order(void *hv, const int *key, int n) {
+    Handle *h = (Handle *)hv;
+    if (n < 0 || n > KTP_MAXSM) return -1;
+    h->sm_key.assign(key, key + n);
+    h->sm_key.resize(n ? KTP_MAXSM : 0, 1 << 20);
+    return 0;
+}
 
 // Validate, pick the kernel variant, allocate queues and counters, check co-residency.
 // minb_pref: 2 asks for the two-CTAs-per-SM variant where one exists (TM 64, N <= 128).
@@ -998,8 +1049,20 @@ int ktp_prepare(void *hv, int minb_pref, int impl) {
         cbytes += (size_t)P.q[q].slots * 2 * KTP_CTR_STRIDE * 4;
     }
     if (qbytes) HCK(cudaMalloc(&h->qmem, qbytes));
+    size_t place_ofs = cbytes;
+    if (!h->sm_key.empty()) // CTAs per SM, the arrival count, one key per block
+        cbytes += ((size_t)KTP_MAXSM + KTP_CTR_STRIDE + (size_t)total) * 4;
     HCK(cudaMalloc(&h->cmem, cbytes + 256));
     h->cbytes = cbytes;
+    P.sm_key = nullptr;
+    P.place = nullptr;
+    if (!h->sm_key.empty()) {
+        HCK(cudaMalloc(&h->d_sm_key, KTP_MAXSM * sizeof(int)));
+        HCK(cudaMemcpy(h->d_sm_key, h->sm_key.data(), KTP_MAXSM * sizeof(int),
+                       cudaMemcpyHostToDevice));
+        P.sm_key = h->d_sm_key;
+        P.place = (unsigned *)((char *)h->cmem + place_ofs);
+    }
     HCK(cudaMalloc(&h->err, 64));
     HCK(cudaMalloc(&h->prof, (size_t)total * 8 * 8));
     HCK(cudaMalloc(&h->bmap, (size_t)total * sizeof(int2)));
@@ -1073,6 +1136,7 @@ void ktp_destroy(void *hv) {
     if (h->err) cudaFree(h->err);
     if (h->prof) cudaFree(h->prof);
     if (h->bmap) cudaFree(h->bmap);
+    if (h->d_sm_key) cudaFree(h->d_sm_key);
     delete h;
 }
 } // extern "C"

@@ -715,7 +715,8 @@ PLACEMENT_RAW = "run8-placement-h200"
 # allocation within 2% over all orders); the mapper's allocation is within 5% of its fastest
 # neighbour, compared on placement-robust times (the median over the shuffled orders), in at
 # least 5 of the 9 combinations (the count when the run landed)
-PLACEMENT_GUARDS = {"nerf_spread_max": 0.02, "ilp_within_5pct_min": 5}
+PLACEMENT_GUARDS = {"nerf_spread_max": 0.02, "ilp_within_5pct_min": 5, "pinned_repeat_max": 0.01}
+PLACEMENT_RAW2 = "run9-smplace-h200"
 
 
 def placement(check, dest):
@@ -767,6 +768,49 @@ def placement(check, dest):
     lines += ["", "NeRF's largest spread over block orders: %.1f%%." % (100 * nerf_spread), "",
               "The mapper's allocation against its fastest neighbour, on the shuffled orders' "
               "medians: " + ", ".join(summary) + " (within 5%% in %d of %d)." % (within, len(order))]
+    # run9: placements pinned by SM id (the CTA takes its role from its SM), each timed twice
+    lines += ["", "## Placement pinned to SMs (`raw/%s`)" % PLACEMENT_RAW2, "",
+              "`run.sh placement walk,sm,split,0,walk,sm,split,0`: each CTA takes its role from the "
+              "SM it runs on (`ktp_set_sm_order`, after an arrival barrier), so the placement no "
+              "longer depends on the block scheduler. `walk`: TPC by TPC across the GPCs (every "
+              "stage in every GPC, a TPC's two SMs run one stage); `sm`: SM-id order (a stage "
+              "fills whole GPCs); `split`: a TPC's two SMs run different stages. Each placement "
+              "was timed twice, 8 runs apart; order 0 is the block-scheduler default. "
+              "Microseconds.", "",
+              "| stages | TM | CTAs/SM | case | allocation | walk | sm | split | order 0 |",
+              "|---|---:|---:|---|---|---:|---:|---:|---:|"]
+    raw2 = os.path.join(ROOT, "validation", "pipeline", "raw", PLACEMENT_RAW2)
+    g2, order2 = {}, []
+    for line in open(os.path.join(raw2, "placement.jsonl")):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        key = (r["pipeline"], r["arch"], r["tile_rows"], r["minb"])
+        if key not in g2:
+            g2[key] = {}
+            order2.append(key)
+        g2[key].setdefault((r["kind"], r["alloc"]), {}).setdefault(
+            r.get("place") or str(r["order"]), []).append(r["time_s"])
+    pinned_rep, pinned_ratio, within2 = 0.0, [], 0
+    for key in order2:
+        pipe, arch, tm, cps = key
+        t = {}
+        for (kind, alloc), by in g2[key].items():
+            lines.append("| %s | %d | %d | %s | %s | %s |" % (arch, tm, cps, kind, alloc, " | ".join(
+                "/".join("%.0f" % (v * 1e6) for v in by.get(pl, [])) for pl in ("walk", "sm", "split", "0"))))
+            t[kind] = by
+            for pl in ("walk", "sm", "split"):
+                pinned_rep = max(pinned_rep, max(by[pl]) / min(by[pl]) - 1)
+        rs = [min(t["ilp"][pl]) / min(min(t["fastest"][pl]), min(t["ilp"][pl]))
+              for pl in ("walk", "sm", "split")]
+        pinned_ratio.append("%s TM%d x%d %.3f-%.3f" % (arch, tm, cps, min(rs), max(rs)))
+        within2 += max(rs) <= 1.05
+    lines += ["", "A pinned placement repeats within %.1f%% (the two runs of each); under each of "
+              "the three, the mapper's allocation against its fastest neighbour: %s (within 5%% "
+              "under all three in %d of %d)." % (100 * pinned_rep, ", ".join(pinned_ratio),
+                                                 within2, len(order2))]
+    if pinned_rep > PLACEMENT_GUARDS["pinned_repeat_max"]:
+        fails.append("a pinned placement repeats only within %.1f%%" % (100 * pinned_rep))
     if nerf_spread > PLACEMENT_GUARDS["nerf_spread_max"]:
         fails.append("NeRF spread over block orders %.1f%%" % (100 * nerf_spread))
     if within < PLACEMENT_GUARDS["ilp_within_5pct_min"]:

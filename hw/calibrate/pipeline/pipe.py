@@ -64,6 +64,7 @@ def lib():
     L.ktp_set_ln.argtypes = [vp, ci, vp, vp, ctypes.c_float]
     L.ktp_set_timeout.argtypes = [vp, ctypes.c_double]
     L.ktp_set_order.argtypes = [vp, ci]
+    L.ktp_set_sm_order.argtypes = [vp, ctypes.POINTER(ci), ci]
     L.ktp_prepare.argtypes = [vp, ci, ci]
     L.ktp_reset.argtypes = [vp, vp]
     L.ktp_kernel.argtypes = [vp, vp]
@@ -136,9 +137,11 @@ class Pipe:
             self.L.ktp_set_ln(self.h, s, ptr(g), ptr(b), ctypes.c_float(1e-5))
         return s
 
-    def prepare(self, minb=1, timeout_s=2.0, impl=1, order=0):
+    def prepare(self, minb=1, timeout_s=2.0, impl=1, order=0, sm_key=None):
         self.L.ktp_set_timeout(self.h, ctypes.c_double(timeout_s))
         self.L.ktp_set_order(self.h, order)
+        if sm_key:
+            self.L.ktp_set_sm_order(self.h, (ctypes.c_int * len(sm_key))(*sm_key), len(sm_key))
         r = self.L.ktp_prepare(self.h, minb, impl)
         self.msg = self.L.ktp_msg(self.h).decode()
         self.ok = r == 0
@@ -408,7 +411,7 @@ def rel_err(out, ref):
 
 # ------------------------------------------------------------------ one pipeline case
 def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, timeout_s=2.0,
-             do_prof=True, impl=None, order=0, blocks=False):
+             do_prof=True, impl=None, order=0, blocks=False, place=None):
     if impl is None:
         impl = ctx.get("impl", 1)
     d = ctx["data"][pipe]
@@ -419,9 +422,11 @@ def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, time
     build = build_mgn if pipe == "mgn" else build_nerf
     p = build(d, arch, alloc, tm, depth)
     try:
-        r = p.prepare(minb, timeout_s, impl, order)
+        r = p.prepare(minb, timeout_s, impl, order, sm_key(place) if place else None)
         rec.update(p.info())
         rec["order"] = order
+        if place:
+            rec["place"] = place
         rec["msg"] = p.msg
         if r != 0:
             rec["status"] = "refused" if r == -2 else "error"
@@ -984,6 +989,33 @@ def cmd_cases(args):
     return 0
 
 
+# The H200's (and H100 SXM's) 132 SMs by GPC, as the block scheduler walks them: it visits the
+# TPCs (SM pairs 2k, 2k + 1) of these SM-id ranges in turn (validation/pipeline/raw/run8-placement-h200:
+# blocks 0-7 on SMs 124-131, then 0,1, 16,17, 32,33, 48,49, 2,3, ..., 64,65, 78,79, 92,93, 106,107).
+GPC_BOUNDS = [0, 16, 32, 48, 64, 78, 92, 106, 120, 132]
+
+
+def sm_key(place, nsm=132):
+    """Per SM id, its rank in a placement (ktp_set_sm_order): roles in table order go to SMs in
+    rank order. sm: SM-id order (a stage's CTAs fill whole GPCs, TPCs run one stage); walk: TPC
+    by TPC across the GPCs (a stage spread over every GPC, TPCs run one stage); split: one SM of
+    every TPC first, across the GPCs, then the other (a TPC's two SMs run different stages)."""
+    key = []
+    for s in range(nsm):
+        g = max(i for i in range(len(GPC_BOUNDS) - 1) if GPC_BOUNDS[i] <= s)
+        j = (s - GPC_BOUNDS[g]) // 2
+        ng = len(GPC_BOUNDS) - 1
+        if place == "sm":
+            key.append(s)
+        elif place == "walk":
+            key.append((j * ng + g) * 2 + s % 2)
+        elif place == "split":
+            key.append(((s % 2) * 64 + j) * ng + g)
+        else:
+            raise ValueError("placement %r" % place)
+    return key
+
+
 def cmd_placement(args):
     """Where the block scheduler puts each stage's CTAs: the cases of a file (`pipe arch tm
     ctas_per_sm alloc kind`, as for `cases`), each timed under block orders 0 (stages in
@@ -1004,7 +1036,8 @@ def cmd_placement(args):
                 continue
             cmd = [sys.executable, os.path.abspath(__file__), "placement", "--file", args.file,
                    "--index", str(gi), "--out", args.out, "--deadline-abs", str(deadline),
-                   "--reps", str(args.reps), "--orders", str(args.orders)]
+                   "--reps", str(args.reps), "--orders", str(args.orders), "--places",
+                   args.places]
             try:
                 rc = subprocess.run(cmd, timeout=left + 30).returncode
             except subprocess.TimeoutExpired:
@@ -1016,19 +1049,23 @@ def cmd_placement(args):
     tm, minb = int(tm), int(minb)
     ctx = make_ctx((393216, 65536), None) if pipe == "mgn" else make_ctx(None, 262144)
     mine = [c for c in cases if tuple(c[:4]) == groups[args.index]]
+    if args.places:
+        plan = [(0, x) if not x.isdigit() else (int(x), None) for x in args.places.split(",")]
+    else:
+        plan = [(o, None) for o in list(range(args.orders)) + [0]]
     with open(os.path.join(args.out, "placement.jsonl"), "a") as fh:
-        for order in list(range(args.orders)) + [0]:
+        for order, place in plan:
             for c in mine:
                 if time.time() > deadline:
                     return 0
                 a = [int(x) for x in c[4].split("-")]
                 rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5],
-                               order=order, blocks=True)
+                               order=order, blocks=True, place=place)
                 rec["wall"] = round(time.time() - ctx["t0"], 1)
                 fh.write(json.dumps(rec) + "\n")
                 fh.flush()
                 t = rec.get("time_s")
-                log(f"  {arch:10s} tm{tm:<4d} x{minb} order {order:2d} {c[5]:10s} {c[4]:30s} "
+                log(f"  {arch:10s} tm{tm:<4d} x{minb} {place or order!s:>5s} {c[5]:10s} {c[4]:30s} "
                     f"{(t or 0)*1e6:9.1f} us  {rec['status']}")
     return 0
 
@@ -1047,6 +1084,8 @@ def main():
     ap.add_argument("cmd", choices=["selftest", "check", "sweep", "combo", "prof", "one", "cases",
                                     "placement"])
     ap.add_argument("--orders", type=int, default=8, help="placement: block orders 0..N-1")
+    ap.add_argument("--places", default="", help="placement: comma-separated block orders "
+                    "(integers) and SM placements (sm, walk, split), instead of --orders")
     ap.add_argument("--file", help="cases: the case list (model.py ilp --cases)")
     ap.add_argument("--impl", type=int, default=1, help="GEMM: 1 mma.sync+ldmatrix, 0 wmma")
     ap.add_argument("--index", type=int, default=None)
