@@ -19,6 +19,7 @@
 #   block-placement runs (model.py placement --check, validation/pipeline/placement.md): NeRF
 #   within 2% over block orders, and the mapper's allocation within 5% of its fastest neighbour
 #   on placement-robust times in at least 5 of 9 combinations; the committed report current.
+#   The per-tile traces (model.py trace --check, validation/pipeline/trace.md): report current.
 # The gaps and their causes are in the README (Validation on a real GPU).
 set -u
 bin=${1:-build/kitsune}
@@ -81,7 +82,7 @@ done
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then
-    for what in compare:times dram:DRAM ilpcheck:mapper ring:ring placement:placement; do
+    for what in compare:times dram:DRAM ilpcheck:mapper ring:ring placement:placement trace:trace; do
         tmpd=$(mktemp -d)
         if KITSUNE="$bin" python3 hw/calibrate/pipeline/model.py "${what%%:*}" --check \
             --out "$tmpd" >"$tmpd/log" 2>&1; then

@@ -98,6 +98,7 @@ struct Pipe {
     unsigned long long timeout_ns;
     int *err;             // [0] code, [1] stage, [2] tile, [3] block, [4] abort flag
     long long *prof;      // per block: 8 x int64
+    long long *trace;     // per (stage, tile): 4 x clock64 (ktp_set_trace), or null
     const int2 *bmap;     // per block: (stage, rank); with sm_key, per place in SM order
     const int *sm_key;    // placement by SM (ktp_set_sm_order), or null: block b takes bmap[b]
     unsigned *place;      // with sm_key: [0, KTP_MAXSM) CTAs per SM so far, then the arrival
@@ -177,6 +178,8 @@ __device__ bool cta_acquire(const Pipe &P, const Stage &S, int si, int t, bool w
             }
         }
         long long c1 = clock64();
+        long long *tr = P.trace ? P.trace + ((size_t)si * P.ntiles + t) * 4 : nullptr;
+        if (tr && want_in) tr[0] = c1; // inputs held
         if (ok && want_out && S.out.kind == SEG_QUEUE) {
             const Queue &Q = P.q[S.out.q];
             int s = t % Q.slots;
@@ -185,6 +188,10 @@ __device__ bool cta_acquire(const Pipe &P, const Stage &S, int si, int t, bool w
                           ERR_TIMEOUT_OUT, si, t);
         }
         long long c2 = clock64();
+        if (tr && want_out) { // before and after the wait for the output slot
+            tr[1] = c1;
+            tr[2] = c2;
+        }
         pr.w_in += c1 - c0;
         pr.w_out += c2 - c1;
         *bail = ok ? 0 : 1;
@@ -207,6 +214,10 @@ __device__ __forceinline__ void release_inputs(const Pipe &P, const Stage &S, in
 // Thread 0: publish tile t into the output queue (call after a __syncthreads that follows the
 // last write of the slot).
 __device__ __forceinline__ void publish_output(const Pipe &P, const Stage &S, int t) {
+    if (threadIdx.x == 0 && P.trace) { // the tile's work is done (all its stores issued)
+        int si = (int)(&S - P.st);
+        P.trace[((size_t)si * P.ntiles + t) * 4 + 3] = clock64();
+    }
     if (threadIdx.x == 0 && S.out.kind == SEG_QUEUE) {
         const Queue &Q = P.q[S.out.q];
         int s = t % Q.slots;
@@ -771,6 +782,8 @@ struct Handle {
     long long *prof = nullptr;
     int2 *bmap = nullptr;
     int order = 0; // block map order: 0 stages in sequence, 1 stages interleaved, >= 2 shuffled
+    int tracing = 0;
+    long long *d_trace = nullptr;
     std::vector<int> sm_key; // placement by SM (ktp_set_sm_order), empty: by block index
     int *d_sm_key = nullptr;
     char msg[512];
@@ -865,6 +878,18 @@ void ktp_set_timeout(void *hv, double seconds) {
 // interleaved rank by rank (stage 0 rank 0, stage 1 rank 0, ...); >= 2 a shuffle seeded by
 // `order`. Tensor stages stay before SIMT stages in every order (two CTAs per SM).
 void ktp_set_order(void *hv, int order) { ((Handle *)hv)->order = order; }
+// Per-tile trace (call before ktp_prepare): for every (stage, tile), thread 0's clock64 when the
+// inputs are held, before and after the wait for the output slot, and when the tile is done;
+// ktp_trace copies the last launch's.
+void ktp_set_trace(void *hv, int on) { ((Handle *)hv)->tracing = on; }
+int ktp_trace(void *hv, long long *out, long long n) {
+    Handle *h = (Handle *)hv;
+    if (!h->d_trace) return -1;
+    long long m = (long long)h->P.nst * h->P.ntiles * 4;
+    HCK(cudaDeviceSynchronize());
+    HCK(cudaMemcpy(out, h->d_trace, (size_t)(m < n ? m : n) * 8, cudaMemcpyDeviceToHost));
+    return 0;
+}
 // Placement by SM (call before ktp_prepare; n = 0 turns it off): key[smid] ranks SM smid. The
 // blocks, sorted by (their SM's key, their arrival on that SM), take the roles of the table that
 // ktp_set_order orders, so that the j-th role runs on the SM of the j-th smallest key whatever
@@ -1056,6 +1081,12 @@ int ktp_prepare(void *hv, int minb_pref, int impl) {
     h->cbytes = cbytes;
     P.sm_key = nullptr;
     P.place = nullptr;
+    P.trace = nullptr;
+    if (h->tracing) {
+        HCK(cudaMalloc(&h->d_trace, (size_t)P.nst * P.ntiles * 4 * 8));
+        HCK(cudaMemset(h->d_trace, 0, (size_t)P.nst * P.ntiles * 4 * 8));
+        P.trace = h->d_trace;
+    }
     if (!h->sm_key.empty()) {
         HCK(cudaMalloc(&h->d_sm_key, KTP_MAXSM * sizeof(int)));
         HCK(cudaMemcpy(h->d_sm_key, h->sm_key.data(), KTP_MAXSM * sizeof(int),
@@ -1137,6 +1168,7 @@ void ktp_destroy(void *hv) {
     if (h->prof) cudaFree(h->prof);
     if (h->bmap) cudaFree(h->bmap);
     if (h->d_sm_key) cudaFree(h->d_sm_key);
+    if (h->d_trace) cudaFree(h->d_trace);
     delete h;
 }
 } // extern "C"

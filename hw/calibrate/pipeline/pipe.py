@@ -65,6 +65,8 @@ def lib():
     L.ktp_set_timeout.argtypes = [vp, ctypes.c_double]
     L.ktp_set_order.argtypes = [vp, ci]
     L.ktp_set_sm_order.argtypes = [vp, ctypes.POINTER(ci), ci]
+    L.ktp_set_trace.argtypes = [vp, ci]
+    L.ktp_trace.argtypes = [vp, ctypes.POINTER(ll), ll]
     L.ktp_prepare.argtypes = [vp, ci, ci]
     L.ktp_reset.argtypes = [vp, vp]
     L.ktp_kernel.argtypes = [vp, vp]
@@ -137,9 +139,10 @@ class Pipe:
             self.L.ktp_set_ln(self.h, s, ptr(g), ptr(b), ctypes.c_float(1e-5))
         return s
 
-    def prepare(self, minb=1, timeout_s=2.0, impl=1, order=0, sm_key=None):
+    def prepare(self, minb=1, timeout_s=2.0, impl=1, order=0, sm_key=None, trace=False):
         self.L.ktp_set_timeout(self.h, ctypes.c_double(timeout_s))
         self.L.ktp_set_order(self.h, order)
+        self.L.ktp_set_trace(self.h, 1 if trace else 0)
         if sm_key:
             self.L.ktp_set_sm_order(self.h, (ctypes.c_int * len(sm_key))(*sm_key), len(sm_key))
         r = self.L.ktp_prepare(self.h, minb, impl)
@@ -175,6 +178,15 @@ class Pipe:
 
     def clear_err(self):
         self.L.ktp_clear_err(self.h)
+
+    def trace(self, nst, ntiles):
+        """The last launch's per-(stage, tile) clock64 marks: [stage][tile] = (inputs held,
+        before the output-slot wait, after it, done)."""
+        n = nst * ntiles * 4
+        a = (ctypes.c_longlong * n)()
+        assert self.L.ktp_trace(self.h, a, n) == 0
+        return [[tuple(a[(si * ntiles + t) * 4:(si * ntiles + t) * 4 + 4]) for t in range(ntiles)]
+                for si in range(nst)]
 
     def prof(self):
         n = self.info()["total"]
@@ -411,7 +423,7 @@ def rel_err(out, ref):
 
 # ------------------------------------------------------------------ one pipeline case
 def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, timeout_s=2.0,
-             do_prof=True, impl=None, order=0, blocks=False, place=None):
+             do_prof=True, impl=None, order=0, blocks=False, place=None, trace=False):
     if impl is None:
         impl = ctx.get("impl", 1)
     d = ctx["data"][pipe]
@@ -422,7 +434,7 @@ def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, time
     build = build_mgn if pipe == "mgn" else build_nerf
     p = build(d, arch, alloc, tm, depth)
     try:
-        r = p.prepare(minb, timeout_s, impl, order, sm_key(place) if place else None)
+        r = p.prepare(minb, timeout_s, impl, order, sm_key(place) if place else None, trace)
         rec.update(p.info())
         rec["order"] = order
         if place:
@@ -476,6 +488,8 @@ def run_case(ctx, pipe, arch, tm, alloc, minb=1, reps=21, kind="", depth=2, time
                            "sms": len(set(x[7] for x in rows_))})
             rec["prof"] = st
             rec["distinct_sms"] = len(set(x[7] for x in pr))
+            if trace:
+                rec["service"] = service_stats(p.trace(len(names), ntiles), pr, a=alloc)
             if blocks:  # per block: stage, SM, wait_in and wait_out in 1/1000 of its cycles
                 rec["blocks_stage_smid_win_wout_permille"] = [
                     [x[0], x[7], round(1000 * x[3] / max(1, x[5])), round(1000 * x[4] / max(1, x[5]))]
@@ -989,6 +1003,34 @@ def cmd_cases(args):
     return 0
 
 
+def service_stats(tr, pr, a):
+    """Per stage, the per-tile service time (the work between the waits: inputs held to the
+    output-slot wait, then slot held to done) of the traced launch: mean (ns), coefficient of
+    variation, percentiles 1-99 relative to the mean, the lag-1 autocorrelation of one CTA's
+    successive tiles, and the mean gap between a CTA's tiles (waits included)."""
+    # clock64 cycles per ns from the blocks' totals (one clock for the whole GPU)
+    cyc = sum(x[5] for x in pr)
+    ns = sum(x[6] for x in pr)
+    per_ns = cyc / ns if ns else 1.0
+    out = []
+    for si, ts in enumerate(tr):
+        sv = [((w0 - a0) + (c - w1)) / per_ns for a0, w0, w1, c in ts]
+        m = sum(sv) / len(sv)
+        var = sum((v - m) ** 2 for v in sv) / len(sv)
+        srt = sorted(sv)
+        pct = [round(srt[min(len(srt) - 1, int(q * len(srt) / 100))] / m, 4) for q in range(1, 100)]
+        ac_n = ac_d = 0.0
+        gaps = []
+        for t in range(a[si], len(sv)):
+            ac_n += (sv[t] - m) * (sv[t - a[si]] - m)
+            ac_d += (sv[t] - m) ** 2
+            gaps.append((ts[t][3] - ts[t - a[si]][3]) / per_ns)
+        out.append({"mean_ns": round(m, 1), "cv": round(math.sqrt(var) / m, 4) if m else 0,
+                    "pct_rel": pct, "lag1_autocorr": round(ac_n / ac_d, 4) if ac_d else 0,
+                    "gap_mean_ns": round(sum(gaps) / len(gaps), 1) if gaps else 0})
+    return out
+
+
 # The H200's (and H100 SXM's) 132 SMs by GPC, as the block scheduler walks them: it visits the
 # TPCs (SM pairs 2k, 2k + 1) of these SM-id ranges in turn (validation/pipeline/raw/run8-placement-h200:
 # blocks 0-7 on SMs 124-131, then 0,1, 16,17, 32,33, 48,49, 2,3, ..., 64,65, 78,79, 92,93, 106,107).
@@ -1051,21 +1093,22 @@ def cmd_placement(args):
     mine = [c for c in cases if tuple(c[:4]) == groups[args.index]]
     if args.places:
         plan = [(0, x) if not x.isdigit() else (int(x), None) for x in args.places.split(",")]
+        plan = [(o, None, True) if x == "trace" else (o, x, False) for o, x in plan]
     else:
-        plan = [(o, None) for o in list(range(args.orders)) + [0]]
+        plan = [(o, None, False) for o in list(range(args.orders)) + [0]]
     with open(os.path.join(args.out, "placement.jsonl"), "a") as fh:
-        for order, place in plan:
+        for order, place, trace in plan:
             for c in mine:
                 if time.time() > deadline:
                     return 0
                 a = [int(x) for x in c[4].split("-")]
                 rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5],
-                               order=order, blocks=True, place=place)
+                               order=order, blocks=not trace, place=place, trace=trace)
                 rec["wall"] = round(time.time() - ctx["t0"], 1)
                 fh.write(json.dumps(rec) + "\n")
                 fh.flush()
                 t = rec.get("time_s")
-                log(f"  {arch:10s} tm{tm:<4d} x{minb} {place or order!s:>5s} {c[5]:10s} {c[4]:30s} "
+                log(f"  {arch:10s} tm{tm:<4d} x{minb} {'trace' if trace else place or order!s:>5s} {c[5]:10s} {c[4]:30s} "
                     f"{(t or 0)*1e6:9.1f} us  {rec['status']}")
     return 0
 
