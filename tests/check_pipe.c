@@ -100,13 +100,15 @@ static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *
     return forced(hw, wl, &f, a);
 }
 
-/* A stage_body's per-tile time, by hand: hand-offs + loads / rate + stores / rate + FLOPs / rate,
- * the rate-bound part slower by the CTAs sharing an SM; the stage's period is that over its CTAs.
+/* A stage_body's per-tile time, by hand: hand-offs and their polls + loads / rate + stores / rate +
+ * FLOPs / rate, the rate-bound part slower by the CTAs sharing an SM; the stage's period is that
+ * over its CTAs.
  * x[65536, 256] -> fc1 -> h -> fc2 -> y (no bias), tiles of 128 rows. */
 START_TEST(stage_body_closed_form)
 {
     hw_gpu hw = kt_test_hw("h200");
     hw.body_handoff_ns = 1000;
+    hw.body_poll_ns = 250;
     hw.body_load_GBps = 10;
     hw.body_operand_GBps = 20;
     hw.body_gather_GBps = 5;
@@ -127,8 +129,8 @@ START_TEST(stage_body_closed_form)
             imposed(&hw, "tests/data/pipe-chain.json", "fc1,fc2", ctas, 2, 128, cps, &a);
         double load = cps == 1 ? 65536 : 65536 + 131072;
         double rate_s = load / 20e9 + store_s + flops_s;
-        /* one hand-off (fc1 pushes h, fc2 pops it); 264 CTAs: two share every SM */
-        double t = 1e-6 + rate_s * (cps == 1 ? 1.0 : 1.5);
+        /* one hand-off (fc1 pushes h, fc2 pops it) and its poll; 264 CTAs: two share every SM */
+        double t = 1.25e-6 + rate_s * (cps == 1 ? 1.0 : 1.5);
         ck_assert_int_eq(p->nstages, 2);
         ck_assert_int_eq(p->tile_rows, 128);
         for (int s = 0; s < 2; s++) {

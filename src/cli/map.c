@@ -76,9 +76,10 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 pl->none_time_s * 1e6);
     if (body)
         fprintf(f, "stage bodies (hw stage_body): one tile at a time per CTA, %d CTAs per SM; hand-off "
-                   "%.0f ns, loads %.1f GB/s (GEMM operands %.1f), gathers %.1f GB/s, stores %.1f "
-                   "GB/s, tensor %.0f GFLOP/s, SIMT %.0f GFLOP/s per SM\n",
-                hw->body_ctas_per_sm, hw->body_handoff_ns, hw->body_load_GBps, hw->body_operand_GBps,
+                   "%.0f ns + poll %.0f ns, loads %.1f GB/s (GEMM operands %.1f), gathers %.1f GB/s, "
+                   "stores %.1f GB/s, tensor %.0f GFLOP/s, SIMT %.0f GFLOP/s per SM\n",
+                hw->body_ctas_per_sm, hw->body_handoff_ns, hw->body_poll_ns, hw->body_load_GBps,
+                hw->body_operand_GBps,
                 hw->body_gather_GBps, hw->body_store_GBps, hw->body_tensor_GFLOPps,
                 hw->body_simt_GFLOPps);
     for (int i = 0; i < pl->nrejected; i++) {

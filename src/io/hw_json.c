@@ -86,6 +86,7 @@ static const hw_field HW_FIELDS[] = {
     {"queue.rings_pinned", I(queue_rings_pinned), 0, 1, 1, 1, 0},
     /* a pipeline runtime's stage bodies: optional, all rates or none (checked below) */
     {"stage_body.handoff_ns", D(body_handoff_ns), 0, 1e6, 1, 0, 0},
+    {"stage_body.poll_ns", D(body_poll_ns), 0, 1e6, 1, 0, 0},
     {"stage_body.load_GBps", D(body_load_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
     {"stage_body.operand_GBps", D(body_operand_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},
     {"stage_body.gather_GBps", D(body_gather_GBps), 0, 1e7, 1, 0, HW_RATE_MIN},

@@ -70,6 +70,9 @@ typedef struct hw_gpu {
      * CTA works on one tile at a time: per tile it pays its queue hand-offs, then loads, gathers,
      * math and stores at these per-SM rates of the runtime's code (pipe.c, stage_body_s) */
     double body_handoff_ns;        /* one queue transfer's synchronization (pop or push) */
+    double body_poll_ns;           /* per queue transfer: the spin on its counter that a CTA's
+                                      busy time leaves out (the first poll of even a ready
+                                      counter is an L2 round trip), paid beside handoff_ns */
     double body_load_GBps;         /* a SIMT stage's loads (queue slots, streamed inputs) */
     double body_operand_GBps;      /* a tensor-core stage's operand loads, staged through shared
                                       memory in K-chunks */

@@ -692,7 +692,7 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
                               t.b_ft / (hw->body_tensor_GFLOPps * 1e9) +
                               t.b_fs / (hw->body_simt_GFLOPps * 1e9);
                 double slow = 1.0 + (x->body_sharing - 1.0) * hw->body_coresident_slowdown_frac;
-                double hand = hw->body_handoff_ns * 1e-9;
+                double hand = (hw->body_handoff_ns + hw->body_poll_ns) * 1e-9;
                 t.body_s = (hand * xfers + rate * slow) / c;
                 t.body_cta_s = t.body_s * (double)g;
             }
