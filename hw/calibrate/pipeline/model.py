@@ -804,6 +804,7 @@ PLACEMENT_RAW = "run8-placement-h200"
 # least 5 of the 9 combinations (the count when the run landed)
 PLACEMENT_GUARDS = {"nerf_spread_max": 0.02, "ilp_within_5pct_min": 5, "pinned_repeat_max": 0.01}
 PLACEMENT_RAW2 = "run9-smplace-h200"
+PLACEMENT_RAW3 = "run12-sweep-pinned-h200"
 
 
 def placement(check, dest):
@@ -896,6 +897,45 @@ def placement(check, dest):
               "the three, the mapper's allocation against its fastest neighbour: %s (within 5%% "
               "under all three in %d of %d)." % (100 * pinned_rep, ", ".join(pinned_ratio),
                                                  within2, len(order2))]
+    # run12: the one-CTA-per-SM MGN sweeps of runs.csv again, pinned (walk) and order 0
+    lines += ["", "## The MGN allocation sweeps under a pinned placement (`raw/%s`)" %
+              PLACEMENT_RAW3, "",
+              "`run.sh placement walk,0 sweep-pinned-cases.txt`: every one-CTA-per-SM MGN "
+              "allocation of runs.csv (current code), timed pinned (`walk`) and with the "
+              "scheduler's order 0 in the same run. Spearman of the model's times against each; "
+              "runs.csv's time of the same allocation (the sweep) for comparison.", "",
+              "| stages | TM | sweep | allocations | Spearman pinned | Spearman order 0 | "
+              "Spearman runs.csv | pinned vs order 0 | median abs err pinned | order 0 |",
+              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    first = {}
+    with open(os.path.join(ROOT, "validation", "pipeline", "runs.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            if r["status"] == "ok" and r["gemm"] == "mma" and r["depth"] == "2":
+                first[(r["run"], r["arch"], int(r["tile_rows"]), r["allocation"])] = float(
+                    r["time_s"])
+    g3, order3 = {}, []
+    for line in open(os.path.join(ROOT, "validation", "pipeline", "raw", PLACEMENT_RAW3,
+                                  "placement.jsonl")):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        key = (r["arch"], r["tile_rows"], r["kind"], r["stages"])
+        if key not in g3:
+            g3[key] = {}
+            order3.append(key)
+        g3[key].setdefault(r["alloc"], {})[r.get("place") or str(r["order"])] = r["time_s"]
+    for key in order3:
+        arch, tm, run, stages = key
+        al = list(g3[key])
+        pred = [kitsune_map(arch, stages.split("-"), tm, 1, [int(x) for x in a.split("-")])["time_s"]
+                for a in al]
+        w = [g3[key][a]["walk"] for a in al]
+        o = [g3[key][a]["0"] for a in al]
+        old = [first[(run, arch, tm, a)] for a in al]
+        med = lambda m: 100 * quantile(sorted(abs(p / t - 1) for p, t in zip(pred, m)), 0.5)
+        lines.append("| %s | %d | %s | %d | %.2f | %.2f | %.2f | %.2f | %.1f%% | %.1f%% |" % (
+            arch, tm, run, len(al), spearman(w, pred), spearman(o, pred), spearman(old, pred),
+            spearman(w, o), med(w), med(o)))
     if pinned_rep > PLACEMENT_GUARDS["pinned_repeat_max"]:
         fails.append("a pinned placement repeats only within %.1f%%" % (100 * pinned_rep))
     if nerf_spread > PLACEMENT_GUARDS["nerf_spread_max"]:

@@ -10,8 +10,9 @@
 #                                        allocation and its fastest and slowest one-CTA
 #                                        neighbours) under 10 block orders (where the block
 #                                        scheduler puts each stage's CTAs), per-block profiles, < 6 min
-#   hw/calibrate/pipeline/run.sh placement PLACES  the same cases under the given block orders and
-#                                        SM placements (pipe.py sm_key: sm, walk, split)
+#   hw/calibrate/pipeline/run.sh placement PLACES [CASES]  the same cases (or those of the file
+#                                        CASES) under the given block orders and SM placements
+#                                        (pipe.py sm_key: sm, walk, split; trace: order 0 traced)
 #   hw/calibrate/pipeline/run.sh dram    where the MGN pipelines' DRAM bytes go: ncu L2 and DRAM
 #                                        counters of the mapper's allocations, node tables of
 #                                        1 to 67 MB, < 5 min
@@ -93,8 +94,9 @@ elif [ "$MODE" = ilp ]; then
 elif [ "$MODE" = placement ]; then
   echo "== block orders (t=$(el)s)"
   # PLACES (optional second argument): block orders and SM placements, e.g. walk,sm,split,0
-  timeout 360 python3 "$HERE/pipe.py" placement --file "$HERE/placement-cases.txt" --out "$OUT" \
-      --orders 10 --places "${2:-}" --deadline-abs $(( START + 330 )) || echo "placement rc=$?"
+  # CASES (optional third argument): another cases file (default placement-cases.txt)
+  timeout 480 python3 "$HERE/pipe.py" placement --file "${3:-$HERE/placement-cases.txt}" --out "$OUT" \
+      --orders 10 --places "${2:-}" --deadline-abs $(( START + 450 )) || echo "placement rc=$?"
 elif [ "$MODE" = dram ]; then
   # label pipe arch tm alloc N: the node table is N x 128 bf16 (N = 65536: 16.8 MB, the default)
   M=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
