@@ -824,12 +824,7 @@ def cmd_sweep(args):
         cmd = [sys.executable, os.environ.get("KTP_ENTRY", os.path.abspath(__file__)), "combo", "--index", str(i), "--out", args.out,
                "--deadline-abs", str(dl_combos), "--impl", str(impl)] + (["--quick"] if args.quick else []) \
             + (["--lite"] if args.lite else [])
-        try:
-            rc = subprocess.run(cmd, timeout=left + 60).returncode
-        except subprocess.TimeoutExpired:
-            rc = "timeout"
-        if rc != 0:
-            log(f"combo {c[:4]} exited with {rc}")
+        child(cmd, left + 60, f"combo {c[:4]}")
     results = []
     for line in open(os.path.join(args.out, "sweep.jsonl")):
         try:
@@ -956,6 +951,44 @@ def cmd_prof(args):
     return 0
 
 
+def run_logged(ctx, fh, c, label, **kw):
+    """run_case for case line c (pipe arch tm ctas_per_sm alloc kind), appended to fh as JSON
+    and logged as one line; returns the record."""
+    a = [int(x) for x in c[4].split("-")]
+    rec = run_case(ctx, c[0], c[1], int(c[2]), a, kind=c[5], **kw)
+    rec["wall"] = round(time.time() - ctx["t0"], 1)
+    fh.write(json.dumps(rec) + "\n")
+    fh.flush()
+    log(f"  {label} {c[4]:34s} {(rec.get('time_s') or 0) * 1e6:9.1f} us  "
+        f"err {rec.get('rel_err', float('nan')):.2e} {rec['status']}")
+    return rec
+
+
+def child(cmd, timeout_s, what):
+    """Run a child process (a kernel fault costs only it); log how it failed, if it did."""
+    try:
+        rc = subprocess.run(cmd, timeout=timeout_s).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+    if rc != 0:
+        log(f"{what} exited with {rc}")
+
+
+def each_group(cmd_name, args, groups, deadline, extra):
+    """Run command cmd_name once per group of the case file, each in its own process (a kernel
+    fault costs only that group), until the deadline."""
+    for gi, g in enumerate(groups):
+        left = deadline - time.time()
+        if left < 5:
+            log(f"deadline: skipping {g}")
+            continue
+        cmd = [sys.executable, os.environ.get("KTP_ENTRY", os.path.abspath(__file__)), cmd_name,
+               "--file", args.file, "--index", str(gi), "--out", args.out,
+               "--deadline-abs", str(deadline), "--reps", str(args.reps)] + extra
+        child(cmd, left + 30, f"{cmd_name} {g}")
+    return 0
+
+
 def cmd_cases(args):
     """The cases of a file (model.py ilp --cases: `pipe arch tm ctas_per_sm alloc kind` per line),
     timed like the sweep's and appended to OUT/sweep.jsonl. Without --index, each (pipe, arch, tm,
@@ -968,22 +1001,7 @@ def cmd_cases(args):
             groups.append(g)
     deadline = args.deadline_abs if args.deadline_abs else time.time() + args.deadline
     if args.index < 0:
-        for gi, g in enumerate(groups):
-            left = deadline - time.time()
-            if left < 5:
-                log(f"deadline: skipping {g}")
-                continue
-            cmd = [sys.executable, os.environ.get("KTP_ENTRY", os.path.abspath(__file__)), "cases",
-                   "--file", args.file, "--index", str(gi), "--out", args.out,
-                   "--deadline-abs", str(deadline), "--impl", str(args.impl), "--reps",
-                   str(args.reps)]
-            try:
-                rc = subprocess.run(cmd, timeout=left + 30).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
-            if rc != 0:
-                log(f"cases {g} exited with {rc}")
-        return 0
+        return each_group("cases", args, groups, deadline, ["--impl", str(args.impl)])
     pipe, arch, tm, minb = groups[args.index]
     tm, minb = int(tm), int(minb)
     ctx = make_ctx((393216, 65536), None) if pipe == "mgn" else make_ctx(None, 262144)
@@ -992,14 +1010,8 @@ def cmd_cases(args):
         for c in cases:
             if tuple(c[:4]) != groups[args.index] or time.time() > deadline:
                 continue
-            a = [int(x) for x in c[4].split("-")]
-            rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5])
-            rec["wall"] = round(time.time() - ctx["t0"], 1)
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
-            t = rec.get("time_s")
-            log(f"  {pipe:5s} {arch:10s} tm{tm:<4d} x{minb} {c[5]:13s} {c[4]:34s} "
-                f"{(t or 0)*1e6:9.1f} us  err {rec.get('rel_err', float('nan')):.2e} {rec['status']}")
+            run_logged(ctx, fh, c, f"{pipe:5s} {arch:10s} tm{tm:<4d} x{minb} {c[5]:13s}",
+                       minb=minb, reps=args.reps)
     return 0
 
 
@@ -1071,22 +1083,8 @@ def cmd_placement(args):
             groups.append(tuple(c[:4]))
     deadline = args.deadline_abs if args.deadline_abs else time.time() + args.deadline
     if args.index < 0:
-        for gi, g in enumerate(groups):
-            left = deadline - time.time()
-            if left < 5:
-                log(f"deadline: skipping {g}")
-                continue
-            cmd = [sys.executable, os.path.abspath(__file__), "placement", "--file", args.file,
-                   "--index", str(gi), "--out", args.out, "--deadline-abs", str(deadline),
-                   "--reps", str(args.reps), "--orders", str(args.orders), "--places",
-                   args.places]
-            try:
-                rc = subprocess.run(cmd, timeout=left + 30).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
-            if rc != 0:
-                log(f"placement {g} exited with {rc}")
-        return 0
+        return each_group("placement", args, groups, deadline,
+                          ["--orders", str(args.orders), "--places", args.places])
     pipe, arch, tm, minb = groups[args.index]
     tm, minb = int(tm), int(minb)
     ctx = make_ctx((393216, 65536), None) if pipe == "mgn" else make_ctx(None, 262144)
@@ -1101,15 +1099,10 @@ def cmd_placement(args):
             for c in mine:
                 if time.time() > deadline:
                     return 0
-                a = [int(x) for x in c[4].split("-")]
-                rec = run_case(ctx, pipe, arch, tm, a, minb=minb, reps=args.reps, kind=c[5],
-                               order=order, blocks=not trace, place=place, trace=trace)
-                rec["wall"] = round(time.time() - ctx["t0"], 1)
-                fh.write(json.dumps(rec) + "\n")
-                fh.flush()
-                t = rec.get("time_s")
-                log(f"  {arch:10s} tm{tm:<4d} x{minb} {'trace' if trace else place or order!s:>5s} {c[5]:10s} {c[4]:30s} "
-                    f"{(t or 0)*1e6:9.1f} us  {rec['status']}")
+                how = "trace" if trace else place or str(order)
+                run_logged(ctx, fh, c, f"{arch:10s} tm{tm:<4d} x{minb} {how:>5s} {c[5]:10s}",
+                           minb=minb, reps=args.reps, order=order, blocks=not trace,
+                           place=place, trace=trace)
     return 0
 
 
