@@ -5,6 +5,8 @@ reference tables over single-operator workloads (validation/h200-micro/*.json):
   validation/h200-micro-fit.csv      the rows the kernel-class parameters of hw/h200.json were
                                      estimated from (in-sample)
   validation/h200-micro-holdout.csv  every other row (held out)
+  validation/h200-alignk.csv         the K sweep of alignment-1 GEMMs (run.sh --micro-only alignk,
+                                     results/raw-alignk): held out, every row
 
 A row is the median time of one microbenchmark step in a CUDA graph (bsp time_s, --launch graph).
 Which rows are in-sample is decided here, by a rule per mechanism, never by the error a row shows.
@@ -93,7 +95,7 @@ def rows_for(r, w):
     g, name = r["group"], r["name"]
     p = dict(kv.split("=", 1) for kv in r["params"].split() if "=" in kv)
     op = r["params"].split("op=", 1)[1] if "op=" in r["params"] else ""  # "mm x.t()@dy" etc.
-    if g in ("align", "shortk", "splitk"):
+    if g in ("align", "alignk", "shortk", "splitk"):
         M, N, K = num(p, "M"), num(p, "N"), num(p, "K")
         if "bmm" in op:
             return w["bmm_nt"], "B=%d M=%d K=%d" % (num(p, "B"), M, K)
@@ -151,8 +153,29 @@ def main():
                 r["group"], r["name"], r["kernels"][:120].replace(",", ";"))
             out["fit" if in_sample(r) else "holdout"].append(
                 [wl, "inference", "bsp", "time_s", r["time_s"], src, "h200", params])
+    # the alignk sweep: its raw JSON (kernels named through its kernel_names)
+    raw = os.path.join(HERE, "results", "raw-alignk", "micro-alignk.json")
+    if os.path.exists(raw):
+        m = json.load(open(raw))
+        names = m.get("kernel_names", [])
+        out["alignk"] = []
+        for e in m["entries"]:
+            if e.get("time_s") is None or e.get("error"):
+                continue
+            r = {"group": e["group"], "name": e["name"],
+                 "params": " ".join("%s=%s" % kv for kv in e["params"].items())}
+            wl, params = rows_for(r, w)
+            ks = "; ".join("%s %s x %s %.2fus" % (
+                names[k[0]].split("<")[-1].split(">")[0][:60] if k[0] < len(names) else "?",
+                "x".join(map(str, k[1] or [])), "x".join(map(str, k[2] or [])), k[4])
+                for k in e.get("kernels") or [])
+            src = "H200 microbenchmark alignk/linear (%s), median of CUDA-graph replays, cold L2" % (
+                ks[:120].replace(",", ";"))
+            out["alignk"].append([wl, "inference", "bsp", "time_s", "%.6e" % e["time_s"], src,
+                                  "h200", params])
     for k, rows in out.items():
-        path = os.path.join(ROOT, "validation", "apps", "h200-micro-%s.csv" % k)
+        path = os.path.join(ROOT, "validation", "apps",
+                            "h200-%s.csv" % k if k == "alignk" else "h200-micro-%s.csv" % k)
         with open(path, "w", newline="") as f:
             cw = csv.writer(f)
             cw.writerow(["workload", "mode", "exec", "metric", "value", "source", "hw", "params"])

@@ -3,6 +3,7 @@
 # $OUT (default hw/calibrate/apps/results/raw). Then, on any machine (standard-library Python):
 #   python3 hw/calibrate/apps/collect_apps.py     raw/ -> validation/h200-apps*.csv, h200-micro.csv
 # Usage: hw/calibrate/apps/run.sh [--quick] [--budget-s S] [--no-ncu] [--no-micro]
+#                                 [--micro-only GROUP[,GROUP]] (only those micro groups, e.g. alignk)
 #                                 [--no-compile] [--workers N]
 # Nothing here changes clocks, power limits or GPU modes (ncu runs with --clock-control none).
 set -u

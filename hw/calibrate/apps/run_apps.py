@@ -713,9 +713,10 @@ def rnd(*shape):
     return torch.randn(*shape, device=DEV, dtype=torch.float32).to(BF)
 
 
-def micro_specs(quick=False):
+def micro_specs(quick=False, groups=None):
     """[(group, name, params, make(k) -> fn(i), flops, min_bytes, k, train)]: make(k) builds k
-    input copies; fn(i) runs the op once on copy i."""
+    input copies; fn(i) runs the op once on copy i. groups: only these groups (None: every
+    group but the opt-in ones, OPT_IN_GROUPS)."""
     S = (lambda n: max(8, n // 4096)) if CPU else (lambda n: n)
     L2 = 60 << 20
     specs = []
@@ -790,6 +791,19 @@ def micro_specs(quick=False):
             mk, fl, by = bmm(Bb, T, 128)
             add("align", "dlrm_interaction_bmm", {"B": Bb, "M": T, "N": T, "K": 128,
                                                   "op": "bmm f@f.T"}, mk, fl, by)
+
+    # (a') alignment-1 GEMMs over K (opt-in, --micro-only alignk): the forward addmm at K = 7
+    # mod 8 and the aligned K + 1, at NeRF-like, DLRM-like and two middle shapes
+    if groups and "alignk" in groups:
+        for (MM, N, Kset) in ((S(262144), 256, (31, 63, 127, 191, 255, 319, 383, 447, 511, 767)),
+                              (S(65536), 512, (63, 127, 255, 479)),
+                              (S(16384), 1024, (63, 127, 255, 383, 479, 511, 767)),
+                              (S(4096), 1024, (63, 127, 255, 383, 479, 767))):
+            for K in Kset:
+                for KK in (K, K + 1):
+                    mk, fl, by = linear(MM, KK, N)
+                    add("alignk", "linear", {"M": MM, "K": KK, "N": N, "op": "addmm"}, mk, fl,
+                        by)
 
     Ks = (16, 32, 64, 128, 256) if not quick else (16, 256)
     Ns = (8, 32, 128, 256) if not quick else (8, 256)
@@ -946,6 +960,8 @@ def micro_specs(quick=False):
                     {"B": B, "T": 26, "ROWS": ROWS, "D": 128}, emb(B, 26, ROWS, 128, batched,
                                                                     train), 0, by,
                     k=1 if train else 4)
+    if groups:
+        specs = [x for x in specs if x[0] in groups]
     return specs
 
 
@@ -1003,14 +1019,14 @@ def print_micro(e):
         ("%6.0f GB/s" % e["GBps_min_bytes"]) if "GBps_min_bytes" in e else "", kn))
 
 
-def run_micro(out_path, deadline, quick=False):
+def run_micro(out_path, deadline, quick=False, groups=None):
     res = {"entries": [], "method": (
         "each op run on k input copies inside one CUDA graph (k chosen so that the copies "
         "exceed 3x the 60 MiB L2 where memory allows, 2..32; tiny/memset ops: k=256/64/2); "
         "time per op = median graph replay / k; kernels from torch.profiler over one eager "
         "call")}
     res["cpu"] = CPU
-    specs = micro_specs(quick)
+    specs = micro_specs(quick, groups)
     log("micro: %d ops" % len(specs))
     pending = []  # (entry, fn): kernels profiled in batches (one profiler session per batch)
 
@@ -1125,6 +1141,14 @@ def main():
     log("env:", json.dumps({k: v for k, v in results["env"].items() if k != "nvidia_smi"}))
     if not CPU:
         log(results["env"].get("nvidia_smi", ""))
+    micro_only = opt("--micro-only", "")  # only these micro groups, no applications
+    if micro_only:
+        groups = micro_only.split(",")
+        m = run_micro(os.path.join(out_dir, "micro-%s.json" % "-".join(groups)), t_end, quick,
+                      groups)
+        m["env"] = results["env"]
+        atomic_json(os.path.join(out_dir, "micro-%s.json" % "-".join(groups)), m)
+        return
     flush = Flusher()
     cases = all_cases(quick)
     only = opt("--apps", "")  # a comma-separated subset of the applications
