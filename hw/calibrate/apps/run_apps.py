@@ -795,9 +795,11 @@ def micro_specs(quick=False, groups=None):
     # (a') alignment-1 GEMMs over K (opt-in, --micro-only alignk): the forward addmm at K = 7
     # mod 8 and the aligned K + 1, at NeRF-like, DLRM-like and two middle shapes
     if groups and "alignk" in groups:
-        for (MM, N, Kset) in ((S(262144), 256, (31, 63, 127, 191, 255, 319, 383, 447, 511, 767)),
+        for (MM, N, Kset) in ((S(262144), 256, (31, 63, 127, 191, 255, 319, 383, 447, 479, 511,
+                                                  575, 639, 767)),
                               (S(65536), 512, (63, 127, 255, 479)),
-                              (S(16384), 1024, (63, 127, 255, 383, 479, 511, 767)),
+                              (S(16384), 1024, (63, 127, 255, 287, 319, 351, 383, 415, 447, 479,
+                                                511, 543, 575, 639, 703, 767)),
                               (S(4096), 1024, (63, 127, 255, 383, 479, 767))):
             for K in Kset:
                 for KK in (K, K + 1):
