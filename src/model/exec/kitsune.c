@@ -1,3 +1,5 @@
+#include <stdio.h>
+#include <stdlib.h>
 /* kitsune: Kitsune execution of a graph (Kitsune paper sections 3-5) - which subgraphs run as
  * spatial pipelines (the paper's patterns or a model-driven search, select.c), each one designed
  * and mapped by pipe.c, the ops outside pipelines as vf (or bsp), merged in op order. The search
@@ -54,6 +56,7 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
 
 /* Selection cost of ops first..last as one pipeline: its time with the greedy allocation, or -1
  * when it moves more DRAM bytes than bsp. Scratch memory is released after each evaluation. */
+static double seg_lb(void *vx, int first, int last, double budget_s);
 static double seg_cost(void *vx, int first, int last, double budget_s)
 {
     (void)budget_s;
@@ -72,6 +75,8 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
         t = -1;
     }
     arena_release(x->a, mark);
+    if (getenv("KT_TRACE")) fprintf(stderr, "SEG %d %d %d %g %g %g\n", first, last, ns, t, budget_s, seg_lb(vx, first, last, INFINITY));
+    if (getenv("KT_LBCHECK") && t >= 0 && seg_lb(vx, first, last, INFINITY) > t) fprintf(stderr, "LBVIOL %d %d %.17g %.17g\n", first, last, t, seg_lb(vx, first, last, INFINITY));
     return t;
 }
 
@@ -80,7 +85,6 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
  * cannot win even so). */
 static double seg_lb(void *vx, int first, int last, double budget_s)
 {
-    (void)budget_s;
     ks_ctx *x = vx;
     const hw_gpu *hw = x->env.hw;
     int n = x->env.g->nop;
@@ -93,7 +97,7 @@ static double seg_lb(void *vx, int first, int last, double budget_s)
         t = ft / (tr * hw->sm_count);
     if (sr > 0 && fs / (sr * hw->sm_count) > t)
         t = fs / (sr * hw->sm_count);
-    return fmax(t, pipe_estimate_lb(&x->env, first, last));
+    return fmax(t, pipe_estimate_lb(&x->env, first, last, budget_s, x->a));
 }
 
 /* bsp pass over the whole graph: per op input the bytes that miss L2, per op time, utilization

@@ -99,7 +99,8 @@ static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
         ctas = x->hw->sm_count;
-    pipe_rate_row *row = &x->rate[op - x->rate_first_op];
+    int k = x->wclass && x->wclass[op] >= x->rate_first_op ? x->wclass[op] : op;
+    pipe_rate_row *row = &x->rate[k - x->rate_first_op];
     int S = x->hw->sm_count;
     if (!row->by_ctas && x->rate_arena &&
         (row->by_ctas = arena_alloc(x->rate_arena, (size_t)S, sizeof *row->by_ctas))) {
@@ -329,9 +330,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     d->rr_bytes = arena_alloc(a, (size_t)nin_total + 1, sizeof(double));
     if (!d->rr_first || !d->rr_stage || !d->rr_bytes)
         return -1;
-    p->stages = arena_alloc(a, (size_t)n, sizeof *p->stages);
+    p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
-    d->io = arena_alloc(a, (size_t)n, sizeof *d->io);
+    d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
     d->groups = arena_alloc(a, (size_t)n, sizeof *d->groups);
     if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io ||
         !d->groups)
@@ -353,8 +354,6 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 return -1;
             nreal++;
             for (; p->nstages <= s; p->nstages++) {
-                memset(&p->stages[p->nstages], 0, sizeof *p->stages);
-                memset(&d->io[p->nstages], 0, sizeof *d->io);
                 p->stages[p->nstages].op = -1;
             }
             ks_stage *st = &p->stages[s];
@@ -387,8 +386,6 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
         }
         s = p->nstages++;
         ks_stage *st = &p->stages[s];
-        memset(st, 0, sizeof *st);
-        memset(&d->io[s], 0, sizeof d->io[s]);
         st->op = i;
         st->nmembers = 1;
         st->tensor = (w[i].flops_tensor > 0 && roof_tensor_rate(hw, w[i].cdt, x->c.clock_MHz) > 0) ||
@@ -752,12 +749,16 @@ static pipe_cache_entry *cache_find(const pipe_env *x, const ks_stage *st, const
 {
     if (!x->cache)
         return NULL;
-    for (pipe_cache_entry *c = x->cache[st->op]; c; c = c->next)
+    for (pipe_cache_entry *c = x->cache[x->wclass[st->op]]; c; c = c->next)
         if (c->M == M && c->tm == tm && c->cand == cand && c->ncand == ncand &&
             c->clock_MHz == x->c.clock_MHz && c->nmembers == st->nmembers &&
-            !memcmp(&c->io, io, sizeof *io) &&
-            !memcmp(c->members, st->members, (size_t)st->nmembers * sizeof(int)))
-            return c;
+            !memcmp(&c->io, io, sizeof *io)) {
+            int m = 0;
+            while (m < st->nmembers && c->members[m] == x->wclass[st->members[m]])
+                m++;
+            if (m == st->nmembers)
+                return c;
+        }
     return NULL;
 }
 
@@ -828,7 +829,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                 if (c && mem && v && gr) {
                     memcpy(&c->io, &d->io[s], sizeof c->io);
                     c->nmembers = st->nmembers;
-                    memcpy(mem, st->members, (size_t)st->nmembers * sizeof(int));
+                    for (int m = 0; m < st->nmembers; m++)
+                        mem[m] = x->wclass[st->members[m]];
                     c->members = mem;
                     c->M = p->stream_rows;
                     c->tm = tm;
@@ -839,8 +841,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                     memcpy(gr, grp, (size_t)ncand * sizeof(int));
                     c->vals = v;
                     c->groups = gr;
-                    c->next = x->cache[st->op];
-                    x->cache[st->op] = c;
+                    c->next = x->cache[x->wclass[st->op]];
+                    x->cache[x->wclass[st->op]] = c;
                     tp->ent[s] = c;
                 }
             }
@@ -1459,19 +1461,29 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
 /* The hidden-dimension pipeline of ops first..last: the fastest (chunk, cA, cB) over every split
  * of the tensor pool, or the imposed one (force: the two CTA counts, chunk force_cols). 1 (p
  * built), 0 (not the pattern, or no split of the SMs: fewer than two), -1 (memory). */
-static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t force_cols,
-                     arena *a, ks_pipeline *p)
+/* hid_match, and the pattern's reason to exist: weights that the row design cannot keep on chip
+ * even spread over every SM's shared memory (a 256-wide MLP streams rows with its weights
+ * resident). 1 when hid_build designs ops first..last, 0 when not, -1 (memory). */
+static int hid_applies(const pipe_env *x, int first, int last, hid_pat *h, arena *a)
 {
-    hid_pat h;
-    int m = hid_match(x, first, last, &h, a);
+    int m = hid_match(x, first, last, h, a);
     if (m <= 0)
         return m;
     const hw_gpu *hw = x->hw;
     int S = hw->sm_count;
-    /* the pattern's reason to exist: weights that the row design cannot keep on chip even spread
-     * over every SM's shared memory (a 256-wide MLP streams rows with its weights resident) */
-    if (S < 2 || hw_has_stage_body(hw) || h.w1_bytes + h.w2_bytes <= (double)S * hw_smem_bytes(hw))
-        return 0;
+    return !(S < 2 || hw_has_stage_body(hw) ||
+             h->w1_bytes + h->w2_bytes <= (double)S * hw_smem_bytes(hw));
+}
+
+static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t force_cols,
+                     arena *a, ks_pipeline *p)
+{
+    hid_pat h;
+    int m = hid_applies(x, first, last, &h, a);
+    if (m <= 0)
+        return m;
+    const hw_gpu *hw = x->hw;
+    int S = hw->sm_count;
     hid_eval best, e;
     memset(&best, 0, sizeof best);
     best.time_s = INFINITY;
@@ -1875,12 +1887,103 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
 #define PIPE_LB_REL_SLACK 1e-9
 #define PIPE_LB_ABS_SLACK 1e-9
 
-double pipe_estimate_lb(const pipe_env *x, int first, int last)
+/* What pipe_estimate_rows's stages move through L2 at least, whatever their CTA counts and
+ * splits, with the model's own stages (design_stages's rule: a stage per op that epilogue_stage
+ * does not fuse into its producer's). Per stage, per stream: the head's row-aligned streamed
+ * inputs (a GEMM head's first operand apart) and gathered rows, and the row-aligned outputs that
+ * leave the stage (an epilogue member reads its producer's registers; a broadcast operand may be
+ * resident: neither is counted). stage_at's l2_tile holds all of them per tile (multicast >= 1),
+ * so *l2 (their sum) over N tiles bounds each period's L2 bytes. Its fill is a period per group
+ * of CTAs (one for a reduction), and a period is at least the L2 port time of the CTAs' bytes:
+ * a row split (g = c groups) fills in at least a tile's bytes over one port, a GEMM split into
+ * cols <= out_cols / PIPE_MIN_SLICE_COLS column slices (each reading the whole first operand) in
+ * its first operand's bytes plus the rest over cols ports, a reduction in its bytes over every
+ * SM's port: *fill_bytes sums those port-equivalent bytes per stream. 0, or -1 (memory). */
+static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, arena *a,
+                           double *l2, double *fill_bytes)
+{
+    const wl_graph *g = x->g;
+    const op_work *w = x->w;
+    int n = last - first + 1, ns = 0;
+    int *stage_of = arena_alloc(a, (size_t)n, sizeof(int));
+    double *acc = arena_calloc(a, 4 * (size_t)n, sizeof(double)); /* A, B, O, reduce per stage */
+    int *head = arena_alloc(a, (size_t)n, sizeof(int));
+    if (!stage_of || !acc || !head)
+        return -1;
+    *l2 = *fill_bytes = 0;
+    for (int i = first; i <= last; i++) {
+        stage_of[i - first] = -1;
+        if (w[i].kind == OPK_FREE)
+            continue;
+        ks_pipeline seg = {.first_op = first, .last_op = last};
+        int s = epilogue_stage(x, &seg, stage_of, i);
+        if (s < 0) {
+            s = ns++;
+            head[s] = i;
+        }
+        stage_of[i - first] = s;
+    }
+    for (int i = first; i <= last; i++) {
+        int s = stage_of[i - first];
+        if (s < 0)
+            continue;
+        const wl_op *o = &g->op[i];
+        double *v = acc + 4 * (size_t)s;
+        for (int j = 0; j < o->nin && head[s] == i; j++) {
+            int rt = x->root[o->in[j]];
+            double b = (double)w[i].in_bytes[j];
+            if (b <= 0)
+                continue;
+            if (w[i].kind == OPK_GATHER && j == 0) {
+                v[1] += (double)w[i].out_bytes; /* the table's rows the tiles read */
+                continue;
+            }
+            int aligned = (row_aligned(x, rt, M) ||
+                           (w[i].kind == OPK_GATHER && j == 1 && g->t[rt].elems % M == 0)) &&
+                          !(w[i].kind == OPK_ATTN && j > 0 && !wl_attr_int(o, "causal", 0));
+            if (aligned)
+                v[w[i].kind == OPK_GEMM && j == 0 ? 0 : 1] += b;
+        }
+        for (int k = 0; k < o->nout; k++) {
+            int t = x->root[o->out[k]];
+            int leaves = x->max_reader[t] > last || x->must_write[t] || x->max_reader[t] < 0;
+            int read_inside = 0;
+            for (int k2 = x->rd_start[t]; k2 < x->rd_start[t + 1] && !read_inside; k2++) {
+                int m = x->rd_op[k2];
+                read_inside = m > i && m <= last && stage_of[m - first] != s;
+            }
+            if (!leaves && !read_inside)
+                continue;
+            if (row_aligned(x, t, M))
+                v[2] += (double)tensor_out_bytes(x, i, k);
+            else
+                v[3] = 1;
+        }
+    }
+    int body = hw_has_stage_body(x->hw);
+    for (int s = 0; s < ns; s++) {
+        const double *v = acc + 4 * (size_t)s;
+        const op_work *hw_ = &w[head[s]];
+        *l2 += v[0] + v[1] + v[2];
+        if (v[3]) {
+            *fill_bytes += (v[0] + v[1] + v[2]) / x->hw->sm_count;
+        } else if (hw_->kind == OPK_GEMM && !body) {
+            int64_t cols = hw_->n / PIPE_MIN_SLICE_COLS;
+            *fill_bytes += v[0] + (v[1] + v[2]) / (double)(cols > 1 ? cols : 1);
+        } else {
+            *fill_bytes += v[0] + v[1] + v[2];
+        }
+    }
+    return 0;
+}
+
+double pipe_estimate_lb(const pipe_env *x, int first, int last, double budget_s, arena *a)
 {
     const hw_gpu *hw = x->hw;
     int n = x->g->nop;
     int S = x->est_cand[1]; /* pipe_estimate's pool */
-    double N = (double)cdiv64(stream_rows(x, first, last), Q_TILE_ROWS);
+    int64_t M = stream_rows(x, first, last);
+    double N = (double)cdiv64(M, Q_TILE_ROWS);
     double w[3];
     for (int k = 0; k < 3; k++) {
         const double *pre = x->lb_work + (size_t)k * ((size_t)n + 1);
@@ -1890,7 +1993,30 @@ double pipe_estimate_lb(const pipe_env *x, int first, int last)
     double busy = x->scheduler_shared ? w[0] + w[1] + w[2]
                                       : fmax(fmax(w[0], w[1]), 0.5 * (w[0] + w[1] + w[2]));
     double t = (N - 1) / N * busy / S * (1 - PIPE_LB_REL_SLACK);
-    return cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + (t > 0 ? t : 0);
+    double base = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9;
+    double lb = base + (t > 0 ? t : 0);
+    /* already decisive, an imposed design (other heads), or a hidden-dimension design possible
+     * (it streams the hidden tensor through L2 differently): the math bound alone */
+    if (lb >= budget_s || x->force_stage_of)
+        return lb;
+    arena_pos mark = arena_mark(a);
+    hid_pat h;
+    int hid = hid_applies(x, first, last, &h, a);
+    arena_release(a, mark);
+    if (hid != 0)
+        return lb;
+    /* the stages' fill at their CTAs' L2 ports, and N - 1 periods of at least the pipeline's L2
+     * bytes per tile over the L2's bandwidth */
+    double l2, fill;
+    mark = arena_mark(a);
+    int rc = lb_stream_bytes(x, first, last, M, a, &l2, &fill);
+    arena_release(a, mark);
+    if (rc)
+        return lb;
+    double l2_Bps = roof_l2_Bps(hw, hw->sm_count, roof_inflight_full(hw), x->c.clock_MHz);
+    double tl2 = (N - 1) / N * l2 / l2_Bps * (1 - PIPE_LB_REL_SLACK);
+    double tfill = fill / N / port_Bps(hw, x->c.clock_MHz) * (1 - PIPE_LB_REL_SLACK);
+    return base + tfill + (tl2 > t ? tl2 : (t > 0 ? t : 0));
 }
 
 /* Per op, the least CTA-seconds of its math per stream (one CTA, or all SMs x #SMs), by the
@@ -1957,6 +2083,36 @@ static void search_candidates(pipe_env *x, int S)
             x->search_cand[x->search_ncand++] = v[i];
 }
 
+/* Per op, the first op whose op_work is byte-identical: its work class. An op's rates and the
+ * evaluations of a stage depend on its ops only through their work (and the stage's I/O), so
+ * the ops of repeated layers share them (the rate rows and the stage cache are kept per class).
+ * Works that differ only in padding bytes fall in two classes: fewer hits, the same values. */
+static int *work_classes(const op_work *w, int n, arena *a)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n)
+        cap *= 2;
+    int *cls = arena_alloc(a, (size_t)n + 1, sizeof(int));
+    int *slot = arena_alloc(a, cap, sizeof(int));
+    if (!cls || !slot)
+        return NULL;
+    for (size_t k = 0; k < cap; k++)
+        slot[k] = -1;
+    for (int i = 0; i < n; i++) {
+        const unsigned char *b = (const unsigned char *)&w[i];
+        uint64_t h = 1469598103934665603u; /* FNV-1a */
+        for (size_t k = 0; k < sizeof w[i]; k++)
+            h = (h ^ b[k]) * 1099511628211u;
+        size_t k = (size_t)h & (cap - 1);
+        while (slot[k] >= 0 && memcmp(&w[slot[k]], &w[i], sizeof w[i]))
+            k = (k + 1) & (cap - 1);
+        if (slot[k] < 0)
+            slot[k] = i;
+        cls[i] = slot[k];
+    }
+    return cls;
+}
+
 int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_work *w,
                   const cost_ctx *c, int scheduler_shared, double ilp_time_limit_s, arena *a)
 {
@@ -1995,8 +2151,9 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     x->cache = arena_calloc(a, n + 1, sizeof *x->cache);
     x->rows = arena_alloc(a, (size_t)g->ntensor + 1, sizeof(int64_t));
     x->streams = arena_alloc(a, (size_t)g->ntensor + 1, 1);
+    x->wclass = work_classes(w, g->nop, a);
     if (!x->rate || !x->smem_cta || !x->regs_cta || !x->max_reader || !x->must_write ||
-        !x->split_k || !x->root || !x->cache || !x->rows || !x->streams)
+        !x->split_k || !x->root || !x->cache || !x->rows || !x->streams || !x->wclass)
         return -1;
     for (int t = 0; t < g->ntensor; t++) {
         x->rows[t] = rows_of(&g->t[t]);

@@ -171,7 +171,10 @@ typedef struct pipe_env {
     double body_sharing;
     double *lb_work;         /* [3][nop + 1]: prefix sums of each op's least CTA-seconds per
                                 stream (pipe_estimate_lb), by pool: SIMT, Tensor, either */
-    /* stage evaluations the selection search reuses across segments (per op; NULL: no cache) */
+    int *wclass;             /* per op: the first op with a byte-identical op_work (its work
+                                class: the rate rows and the stage cache are kept per class) */
+    /* stage evaluations the selection search reuses across segments (per work class of the
+     * stage's op; NULL: no cache) */
     struct pipe_cache_entry **cache;
     arena cache_arena;       /* owns the cache and the rate rows: pipe_env_release frees it */
     size_t cache_bytes;      /* allocated in cache_arena; beyond PIPE_CACHE_BYTES both start
@@ -202,13 +205,15 @@ int pipe_build(pipe_env *x, int first, int last, int use_ilp, const int *force,
  *  allocated in a). */
 int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, int64_t *dram_bytes,
                   int *nstages);
-/** A lower bound on pipe_estimate's time of ops first..last in O(1): launch, DRAM latency and
- *  N - 1 periods of at least the busier pool's work over the estimate's pool of CTAs (#SMs, or
- *  ctas_per_sm x #SMs with a stage_body), where each op adds the least of its math at one CTA and
- *  at the whole pool times its size (a stage's period is at least its members' math; epilogue
- *  members may join either pool). The selection's branch and bound uses it: a
- *  segment it rules out could not have won, so the choice is the same. */
-double pipe_estimate_lb(const pipe_env *x, int first, int last);
+/** A lower bound on pipe_estimate's time of ops first..last: launch, DRAM latency and N - 1
+ *  periods of at least (in O(1)) the busier pool's work over the estimate's pool of CTAs (#SMs,
+ *  or ctas_per_sm x #SMs with a stage_body), where each op adds the least of its math at one CTA
+ *  and at the whole pool times its size (a stage's period is at least its members' math;
+ *  epilogue members may join either pool); when that is below budget_s and no hidden-dimension
+ *  design applies, also (in O(inputs)) the L2 bytes per tile its stage heads must read over the
+ *  L2's bandwidth (scratch in a, released). The selection's branch and bound uses it: a segment
+ *  it rules out could not have won, so the choice is the same. */
+double pipe_estimate_lb(const pipe_env *x, int first, int last, double budget_s, arena *a);
 /** "row", "column", "row x column", "reduction", "hidden". */
 const char *ks_split_name(ks_split s);
 /** "compute", "l2 port", "queue sync", "stage body". */

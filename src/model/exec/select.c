@@ -286,7 +286,7 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
                 if (l != len)
                     continue;
             }
-            if (lb && best[j] + lb(ctx, j, end, 0) >= best[i])
+            if (lb && best[j] + lb(ctx, j, end, best[i] - best[j]) >= best[i])
                 continue;
             if (!valid_now(&v, j))
                 continue;

@@ -47,8 +47,9 @@ int sel_patterns(const wl_graph *g, const op_work *w, const double *bsp_sm_util,
 typedef double (*sel_cost_fn)(void *ctx, int first, int last, double budget_s);
 /** Model-driven search: dynamic programming over the topological order,
  *  best[i] = min(best[i-1] + rest_s[i-1], min_j best[j] + cost(j, i-1)) over valid segments of at
- *  most max_len ops. lb (may be NULL) bounds cost from below cheaply: a segment whose bound cannot
- *  improve best[i] is not costed (branch and bound; the result is the same). Returns the number of
+ *  most max_len ops. lb (may be NULL) bounds cost from below cheaply (its budget_s: the time the
+ *  segment must beat; it may stop tightening beyond it): a segment whose bound cannot improve
+ *  best[i] is not costed (branch and bound; the result is the same). Returns the number of
  *  chosen segments (into out, up to max) or -1 when out of memory; *best_s is the predicted
  *  total. */
 int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int max_len,
