@@ -67,6 +67,16 @@ void *arena_alloc(arena *a, size_t n, size_t size)
         arena_block **sp = &a->spare; /* the first spare block that fits */
         while (*sp && (*sp)->cap < bytes)
             sp = &(*sp)->next;
+        if (!*sp && bytes > ARENA_HUGE_BYTES - sizeof *b) {
+            /* an allocation of its own: the smallest released one that holds it (a 100,000-op
+             * graph's per-op arrays: freed to the C library and faulted in again otherwise) */
+            arena_block **best = NULL;
+            for (arena_block **q = &a->spare_big; *q; q = &(*q)->next)
+                if ((*q)->cap >= bytes && (!best || (*q)->cap < (*best)->cap))
+                    best = q;
+            if (best)
+                sp = best;
+        }
         if (*sp) {
             b = *sp;
             *sp = b->next;
@@ -110,12 +120,9 @@ void arena_release(arena *a, arena_pos pos)
 {
     while (a->head && a->head != pos.block) {
         arena_block *n = a->head->next;
-        if (standard(a->head)) {
-            a->head->next = a->spare;
-            a->spare = a->head;
-        } else {
-            free(a->head);
-        }
+        arena_block **list = standard(a->head) ? &a->spare : &a->spare_big;
+        a->head->next = *list;
+        *list = a->head;
         a->head = n;
     }
     if (a->head)
@@ -124,13 +131,13 @@ void arena_release(arena *a, arena_pos pos)
 
 void arena_free(arena *a)
 {
-    arena_block *lists[2] = {a->head, a->spare};
-    for (int k = 0; k < 2; k++)
+    arena_block *lists[3] = {a->head, a->spare, a->spare_big};
+    for (int k = 0; k < 3; k++)
         for (arena_block *b = lists[k]; b;) {
             arena_block *n = b->next;
             free(b);
             b = n;
         }
-    a->head = a->spare = NULL;
+    a->head = a->spare = a->spare_big = NULL;
     a->nblocks = 0;
 }

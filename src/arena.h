@@ -8,6 +8,7 @@ typedef struct arena_block arena_block;
 typedef struct arena {
     arena_block *head;
     arena_block *spare; /* standard-size blocks released by arena_release, reused first */
+    arena_block *spare_big; /* larger blocks (one allocation each) released, reused best-fit */
     size_t nblocks;     /* blocks allocated so far: an arena that keeps growing gets huge ones */
 } arena;
 
@@ -27,8 +28,9 @@ typedef struct arena_pos {
 /** The current position. */
 arena_pos arena_mark(const arena *a);
 /** Free everything allocated since `pos` (a position of this arena, not already released):
- *  scratch memory of one step of a long loop. Standard-size blocks are kept for the next steps
- *  (no malloc/free churn); arena_free returns them. */
+ *  scratch memory of one step of a long loop. Blocks are kept for the next steps (no
+ *  malloc/free churn, no page faults on memory the C library gave back); arena_free returns
+ *  them. */
 void arena_release(arena *a, arena_pos pos);
 /** Free every block. The arena may be reused afterwards. */
 void arena_free(arena *a);

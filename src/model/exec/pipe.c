@@ -41,6 +41,7 @@
  * Mapping: ilp.c (exact period search; GLPK MILP with fill and traffic in the objective). */
 #include "pipe.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1906,7 +1907,7 @@ static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, ar
     const op_work *w = x->w;
     int n = last - first + 1, ns = 0;
     int *stage_of = arena_alloc(a, (size_t)n, sizeof(int));
-    double *acc = arena_calloc(a, 4 * (size_t)n, sizeof(double)); /* A, B, O, reduce per stage */
+    double *acc = arena_alloc(a, 4 * (size_t)n, sizeof(double)); /* A, B, O, reduce per stage */
     int *head = arena_alloc(a, (size_t)n, sizeof(int));
     if (!stage_of || !acc || !head)
         return -1;
@@ -1915,11 +1916,14 @@ static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, ar
         stage_of[i - first] = -1;
         if (w[i].kind == OPK_FREE)
             continue;
-        ks_pipeline seg = {.first_op = first, .last_op = last};
-        int s = epilogue_stage(x, &seg, stage_of, i);
-        if (s < 0) {
+        int s;
+        if (x->ep_lo[i] <= first && first <= x->ep_hi[i]) { /* epilogue_stage's rule */
+            s = stage_of[x->ep_prod[i] - first];
+        } else {
             s = ns++;
             head[s] = i;
+            acc[4 * (size_t)s] = acc[4 * (size_t)s + 1] = acc[4 * (size_t)s + 2] =
+                acc[4 * (size_t)s + 3] = 0;
         }
         stage_of[i - first] = s;
     }
@@ -2028,8 +2032,36 @@ static int lb_init(pipe_env *x, arena *a)
     size_t n1 = (size_t)g->nop + 1;
     int S = x->est_cand[1];
     x->lb_work = arena_calloc(a, 3 * n1, sizeof(double));
-    if (!x->lb_work)
+    x->ep_prod = arena_alloc(a, n1, sizeof(int));
+    x->ep_lo = arena_alloc(a, n1, sizeof(int));
+    x->ep_hi = arena_alloc(a, n1, sizeof(int));
+    if (!x->lb_work || !x->ep_prod || !x->ep_lo || !x->ep_hi)
         return -1;
+    /* epilogue_stage's answer for every segment at once: op i joins the stage of its latest
+     * producer p1 when every other producer of its inputs lies before the segment's first op
+     * (so p1 is its one producer inside) and so does no non-weight input's (those must come from
+     * inside): first in (second latest producer, min(p1, earliest non-weight producer)] */
+    for (int i = 0; i < g->nop; i++) {
+        const wl_op *o = &g->op[i];
+        int p1 = -1, p2 = -1, nw = INT_MAX;
+        for (int j = 0; j < o->nin; j++) {
+            const wl_tensor *t = &g->t[x->root[o->in[j]]];
+            int pr = t->producer;
+            if (pr > p1) {
+                p2 = p1;
+                p1 = pr;
+            } else if (pr < p1 && pr > p2) {
+                p2 = pr;
+            }
+            if (t->kind != TK_WEIGHT && pr < nw)
+                nw = pr;
+        }
+        int ok = (op_info_of(o->type)->flags & OPF_EPILOGUE) && x->w[i].flops_tensor <= 0 &&
+                 p1 >= 0 && x->w[p1].kind != OPK_FREE;
+        x->ep_prod[i] = p1;
+        x->ep_lo[i] = p2 + 1;
+        x->ep_hi[i] = ok ? (p1 < nw ? p1 : nw) : -1;
+    }
     for (int i = 0; i < g->nop; i++) {
         const op_work *w = &x->w[i];
         double v = 0;

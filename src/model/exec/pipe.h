@@ -169,6 +169,8 @@ typedef struct pipe_env {
      * all stages) and how many share an SM at the allocation evaluated (>= 1) */
     int body_ctas_per_sm;
     double body_sharing;
+    int *ep_prod, *ep_lo, *ep_hi; /* per op: it joins op ep_prod's stage as an epilogue in a
+                                segment whose first op is in [ep_lo, ep_hi] (epilogue_stage) */
     double *lb_work;         /* [3][nop + 1]: prefix sums of each op's least CTA-seconds per
                                 stream (pipe_estimate_lb), by pool: SIMT, Tensor, either */
     int *wclass;             /* per op: the first op with a byte-identical op_work (its work
