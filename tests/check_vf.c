@@ -33,7 +33,9 @@ static void load_wl(const char *text, arena *a, wl_graph *g)
     ck_assert_msg(rc == 0, "%s: %s", e.path, e.msg);
 }
 
-/* Run bsp (when b != NULL) and vf on g. */
+static int64_t dram(const kt_result *r);
+
+/* Run bsp (when b != NULL) and vf on g (and vf again through vf_run_scratch, checked equal). */
 static void run_policy(const hw_gpu *hw, const wl_graph *g, int policy, int fuse_backward,
                        const unsigned char *exclude, arena *a, kt_result *b, kt_result *v)
 {
@@ -46,6 +48,20 @@ static void run_policy(const hw_gpu *hw, const wl_graph *g, int policy, int fuse
         ck_assert_msg(bsp_run(hw, g, w, &c, a, b, &e) == 0, "%s", e.msg);
     vf_opts vo = {policy, fuse_backward};
     ck_assert_msg(vf_run_masked(hw, g, w, &c, &vo, exclude, a, v, &e) == 0, "%s", e.msg);
+    /* the same plan with the planner's memory in a caller's scratch arena: the same result, and
+     * the scratch back at its mark */
+    arena scratch = {0};
+    ck_assert_ptr_nonnull(arena_alloc(&scratch, 1, 16));
+    arena_pos before = arena_mark(&scratch);
+    kt_result v2;
+    ck_assert_msg(vf_run_scratch(hw, g, w, &c, &vo, exclude, a, &scratch, &v2, &e) == 0, "%s",
+                  e.msg);
+    arena_pos after = arena_mark(&scratch);
+    ck_assert(before.block == after.block && before.used == after.used);
+    ck_assert_int_eq(v2.nitems, v->nitems);
+    ck_assert(v2.time_s == v->time_s);
+    ck_assert_int_eq(dram(&v2), dram(v));
+    arena_free(&scratch);
 }
 
 static void run(const wl_graph *g, int fuse_backward, const unsigned char *exclude, arena *a,

@@ -364,7 +364,7 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
         kt_err e2;
         err_clear(&e2);
         vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
-        if (vf_run_masked(hw, g, x->env.w, &x->env.c, &vo, ex, a, &rest, &e2))
+        if (vf_run_scratch(hw, g, x->env.w, &x->env.c, &vo, ex, a, &x->scratch, &rest, &e2))
             fb = 1;
     }
     if ((rest_bsp || fb) && bsp_run_masked(hw, g, x->env.w, &x->env.c, ex, a, &rest, NULL, e))
@@ -471,7 +471,7 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
     if (!s)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     arena_pos mark = arena_mark(a); /* only the times are kept */
-    if (vf_run(x->env.hw, g, x->env.w, &x->env.c, &vo, a, &v, &e2)) {
+    if (vf_run_scratch(x->env.hw, g, x->env.w, &x->env.c, &vo, NULL, a, &x->scratch, &v, &e2)) {
         arena_release(a, mark);
         *out = x->bsp_s; /* vf unavailable: the rest will run bsp */
         return 0;
@@ -607,7 +607,7 @@ static double gap_time(ks_ctx *x, int first, int last)
         kt_err e;
         err_clear(&e);
         vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
-        if (!x->o->rest_bsp && vf_run_masked(x->env.hw, g, x->env.w, &x->env.c, &vo, ex, x->a, &r, &e) == 0)
+        if (!x->o->rest_bsp && vf_run_scratch(x->env.hw, g, x->env.w, &x->env.c, &vo, ex, x->a, &x->scratch, &r, &e) == 0)
             t = r.time_s;
         else if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, ex, x->a, &r, NULL, &e) == 0)
             t = r.time_s;

@@ -1154,9 +1154,11 @@ static const char *group_note(const vf_plan *p, int id, const vf_scratch *s, are
     return arena_strdup(a, note);
 }
 
-int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
-                  const vf_opts *vo, const unsigned char *exclude, arena *a, kt_result *r,
-                  kt_err *e)
+/* vf_run_masked with the planner's scratch (groups, their graph, orders, marks: per op and per
+ * tensor, hundreds of bytes an op) in tmp, the result in a. */
+static int vf_plan_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                       const vf_opts *vo, const unsigned char *exclude, arena *a, arena *tmp,
+                       kt_result *r, kt_err *e)
 {
     memset(r, 0, sizeof *r);
     r->exec_id = EX_VF;
@@ -1172,26 +1174,26 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     p.fuse_backward = vo->policy == VF_INDUCTOR || (vo->policy == VF_RULES && vo->fuse_backward);
     p.exclude = exclude;
     int n = g->nop > 0 ? g->nop : 1;
-    p.grp = arena_calloc(a, (size_t)n, sizeof(int));
-    p.ctx = arena_calloc(a, (size_t)n, sizeof(int));
-    p.next = arena_calloc(a, (size_t)n, sizeof(int));
-    p.gr = arena_calloc(a, (size_t)n, sizeof *p.gr);
+    p.grp = arena_calloc(tmp, (size_t)n, sizeof(int));
+    p.ctx = arena_calloc(tmp, (size_t)n, sizeof(int));
+    p.next = arena_calloc(tmp, (size_t)n, sizeof(int));
+    p.gr = arena_calloc(tmp, (size_t)n, sizeof *p.gr);
     int nin_total = 0;
     for (int i = 0; i < g->nop; i++)
         nin_total += g->op[i].nin;
-    int *order = arena_calloc(a, (size_t)n, sizeof(int));
+    int *order = arena_calloc(tmp, (size_t)n, sizeof(int));
     int nt = g->ntensor > 0 ? g->ntensor : 1;
-    vf_scratch s = {arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int64_t)),
-                    arena_calloc(a, (size_t)nt, sizeof(int)), arena_calloc(a, (size_t)nt, sizeof(int)), 0, 0};
+    vf_scratch s = {arena_calloc(tmp, (size_t)nt, sizeof(int)), arena_calloc(tmp, (size_t)nt, sizeof(int64_t)),
+                    arena_calloc(tmp, (size_t)nt, sizeof(int)), arena_calloc(tmp, (size_t)nt, sizeof(int)), 0, 0};
     sched_walk walk;
-    if (!p.grp || !p.ctx || !p.next || !p.gr || dag_init(&p.d, n, nin_total, a) || !order || !s.mark ||
+    if (!p.grp || !p.ctx || !p.next || !p.gr || dag_init(&p.d, n, nin_total, tmp) || !order || !s.mark ||
         !s.bytes || !s.xin || !s.xout || sched_begin(&walk, hw, g, c, a))
         return oom(g, e);
-    if (index_tensors(&p, a, e))
+    if (index_tensors(&p, tmp, e))
         return -1;
     for (int i = 0; i < g->nop; i++)
         place(&p, i);
-    int live = group_order(&p, order, a, e);
+    int live = group_order(&p, order, tmp, e);
     if (live < 0)
         return -1;
     /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
@@ -1215,9 +1217,9 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
      * written in place into a concat: into[op] = 2 x concat op + 1 when the slice is unaligned */
     int *pads = NULL, *into = NULL;
     if (p.policy == VF_INDUCTOR) {
-        if (any_a1 && !(pads = arena_calloc(a, (size_t)n, sizeof(int))))
+        if (any_a1 && !(pads = arena_calloc(tmp, (size_t)n, sizeof(int))))
             return oom(g, e);
-        if (any_cat && !(into = arena_alloc(a, (size_t)n, sizeof(int))))
+        if (any_cat && !(into = arena_alloc(tmp, (size_t)n, sizeof(int))))
             return oom(g, e);
         for (int k = 0; k < live && pads; k++) {
             const vf_group *G = &p.gr[order[k]];
@@ -1419,6 +1421,26 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
     r->ops_total = g->nop;
     result_sum(r);
     return 0;
+}
+
+int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                  const vf_opts *vo, const unsigned char *exclude, arena *a, kt_result *r,
+                  kt_err *e)
+{
+    arena tmp = {0};
+    int rc = vf_plan_run(hw, g, works, c, vo, exclude, a, &tmp, r, e);
+    arena_free(&tmp);
+    return rc;
+}
+
+int vf_run_scratch(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                   const vf_opts *vo, const unsigned char *exclude, arena *a, arena *scratch,
+                   kt_result *r, kt_err *e)
+{
+    arena_pos mark = arena_mark(scratch);
+    int rc = vf_plan_run(hw, g, works, c, vo, exclude, a, scratch, r, e);
+    arena_release(scratch, mark);
+    return rc;
 }
 
 int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,

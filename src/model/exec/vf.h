@@ -38,5 +38,11 @@ int vf_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost
 int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
                   const vf_opts *vo, const unsigned char *exclude, arena *a, kt_result *r,
                   kt_err *e);
+/** vf_run_masked with the planner's temporary memory (hundreds of bytes per op) taken from
+ *  scratch and released to its mark before returning: a caller that plans many times keeps one
+ *  scratch arena (its blocks are reused, not faulted in again); vf_run_masked uses its own. */
+int vf_run_scratch(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
+                   const vf_opts *vo, const unsigned char *exclude, arena *a, arena *scratch,
+                   kt_result *r, kt_err *e);
 
 #endif
