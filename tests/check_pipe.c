@@ -343,7 +343,7 @@ START_TEST(test_estimate_lb)
     static const char *const WL[] = {"nerf", "mgn", "graphcast", "dlrm", "llama3-8b-ctx",
                                      "llama3-8b-tok"};
     static const char *const HW[] = {"a100", "h100", "h200-ktpipe"};
-    int checked = 0;
+    int checked = 0, tighter = 0;
     for (size_t k = 0; k < sizeof WL / sizeof *WL; k++)
         for (int training = 0; training < 2; training++)
             for (size_t h = 0; h < sizeof HW / sizeof *HW; h++)
@@ -377,16 +377,22 @@ START_TEST(test_estimate_lb)
                             arena_pos m = arena_mark(&a);
                             ck_assert_int_eq(pipe_estimate(&x, first, last, &a, &t, &dram, &ns), 0);
                             arena_release(&a, m);
-                            /* no budget: the bound in full (its L2 and fill terms too) */
+                            /* no budget: the bound in full (its L2 and fill terms too);
+                             * a zero budget stops at the O(1) math bound */
                             double lb = pipe_estimate_lb(&x, first, last, INFINITY, &a);
+                            double quick = pipe_estimate_lb(&x, first, last, 0, &a);
                             ck_assert_msg(lb <= t, "%s %s ops %d..%d: bound %.17g > estimate %.17g",
                                           WL[k], HW[h], first, last, lb, t);
+                            ck_assert(lb >= quick);
+                            tighter += lb >= 2 * quick;
                             checked++;
                         }
                     pipe_env_release(&x);
                     arena_free(&a);
                 }
     ck_assert_int_gt(checked, 1000);
+    /* the L2 and fill terms do bite: at least twice the math bound on a tenth of the segments */
+    ck_assert_int_gt(tighter, checked / 10);
 }
 END_TEST
 

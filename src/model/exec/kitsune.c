@@ -1,5 +1,3 @@
-#include <stdio.h>
-#include <stdlib.h>
 /* kitsune: Kitsune execution of a graph (Kitsune paper sections 3-5) - which subgraphs run as
  * spatial pipelines (the paper's patterns or a model-driven search, select.c), each one designed
  * and mapped by pipe.c, the ops outside pipelines as vf (or bsp), merged in op order. The search
@@ -56,7 +54,6 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
 
 /* Selection cost of ops first..last as one pipeline: its time with the greedy allocation, or -1
  * when it moves more DRAM bytes than bsp. Scratch memory is released after each evaluation. */
-static double seg_lb(void *vx, int first, int last, double budget_s);
 static double seg_cost(void *vx, int first, int last, double budget_s)
 {
     (void)budget_s;
@@ -75,8 +72,6 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
         t = -1;
     }
     arena_release(x->a, mark);
-    if (getenv("KT_TRACE")) fprintf(stderr, "SEG %d %d %d %g %g %g\n", first, last, ns, t, budget_s, seg_lb(vx, first, last, INFINITY));
-    if (getenv("KT_LBCHECK") && t >= 0 && seg_lb(vx, first, last, INFINITY) > t) fprintf(stderr, "LBVIOL %d %d %.17g %.17g\n", first, last, t, seg_lb(vx, first, last, INFINITY));
     return t;
 }
 

@@ -100,7 +100,7 @@ static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
         ctas = x->hw->sm_count;
-    int k = x->wclass && x->wclass[op] >= x->rate_first_op ? x->wclass[op] : op;
+    int k = x->wclass[op] >= x->rate_first_op ? x->wclass[op] : op;
     pipe_rate_row *row = &x->rate[k - x->rate_first_op];
     int S = x->hw->sm_count;
     if (!row->by_ctas && x->rate_arena &&
@@ -1459,9 +1459,6 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
     e->time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + e->fill_s + (N - 1) * P;
 }
 
-/* The hidden-dimension pipeline of ops first..last: the fastest (chunk, cA, cB) over every split
- * of the tensor pool, or the imposed one (force: the two CTA counts, chunk force_cols). 1 (p
- * built), 0 (not the pattern, or no split of the SMs: fewer than two), -1 (memory). */
 /* hid_match, and the pattern's reason to exist: weights that the row design cannot keep on chip
  * even spread over every SM's shared memory (a 256-wide MLP streams rows with its weights
  * resident). 1 when hid_build designs ops first..last, 0 when not, -1 (memory). */
@@ -1476,6 +1473,9 @@ static int hid_applies(const pipe_env *x, int first, int last, hid_pat *h, arena
              h->w1_bytes + h->w2_bytes <= (double)S * hw_smem_bytes(hw));
 }
 
+/* The hidden-dimension pipeline of ops first..last: the fastest (chunk, cA, cB) over every split
+ * of the tensor pool, or the imposed one (force: the two CTA counts, chunk force_cols). 1 (p
+ * built), 0 (not the pattern, or no split of the SMs: fewer than two), -1 (memory). */
 static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t force_cols,
                      arena *a, ks_pipeline *p)
 {
@@ -1967,12 +1967,12 @@ static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, ar
     int body = hw_has_stage_body(x->hw);
     for (int s = 0; s < ns; s++) {
         const double *v = acc + 4 * (size_t)s;
-        const op_work *hw_ = &w[head[s]];
+        const op_work *hd = &w[head[s]];
         *l2 += v[0] + v[1] + v[2];
         if (v[3]) {
             *fill_bytes += (v[0] + v[1] + v[2]) / x->hw->sm_count;
-        } else if (hw_->kind == OPK_GEMM && !body) {
-            int64_t cols = hw_->n / PIPE_MIN_SLICE_COLS;
+        } else if (hd->kind == OPK_GEMM && !body) {
+            int64_t cols = hd->n / PIPE_MIN_SLICE_COLS;
             *fill_bytes += v[0] + (v[1] + v[2]) / (double)(cols > 1 ? cols : 1);
         } else {
             *fill_bytes += v[0] + v[1] + v[2];

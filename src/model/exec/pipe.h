@@ -212,8 +212,9 @@ int pipe_estimate(pipe_env *x, int first, int last, arena *a, double *time_s, in
  *  or ctas_per_sm x #SMs with a stage_body), where each op adds the least of its math at one CTA
  *  and at the whole pool times its size (a stage's period is at least its members' math;
  *  epilogue members may join either pool); when that is below budget_s and no hidden-dimension
- *  design applies, also (in O(inputs)) the L2 bytes per tile its stage heads must read over the
- *  L2's bandwidth (scratch in a, released). The selection's branch and bound uses it: a segment
+ *  design applies, also (in O(inputs)) N - 1 periods of the L2 bytes per tile its stage heads
+ *  must read and its stages write over the L2's bandwidth, plus each stage's fill of at least
+ *  one period per CTA group at its CTAs' L2 ports (scratch in a, released). The selection's branch and bound uses it: a segment
  *  it rules out could not have won, so the choice is the same. */
 double pipe_estimate_lb(const pipe_env *x, int first, int last, double budget_s, arena *a);
 /** "row", "column", "row x column", "reduction", "hidden". */
