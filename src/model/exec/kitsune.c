@@ -248,9 +248,6 @@ static int copy_pipeline(ks_pipeline *p, arena *a)
             return -1;
         memcpy(m, st[s].members, (size_t)st[s].nmembers * sizeof *m);
         st[s].members = m;
-        st[s].cand_period_s = st[s].cand_l2_bytes = st[s].cand_dram_bytes = st[s].cand_fill_s =
-            st[s].cand_queue_bytes = NULL;
-        st[s].cand_groups = NULL;
     }
     p->stages = st;
     p->queues = q;

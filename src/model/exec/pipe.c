@@ -191,7 +191,8 @@ static int streams(const pipe_env *x, int t)
 static int row_aligned(const pipe_env *x, int t, int64_t M)
 {
     int64_t r = x->rows[t];
-    return x->streams[t] && M >= 1 && !(r % M && M % r);
+    /* r == M first: most tensors of a segment, and a 64-bit division costs tens of cycles */
+    return x->streams[t] && M >= 1 && (r == M || !(r % M && M % r));
 }
 
 /* The streamed rows of a segment: those of the first stage's first activation input, or of its
@@ -565,43 +566,169 @@ static double port_Bps(const hw_gpu *hw, double clock_MHz)
     return q_cta_Bps(hw, clock_MHz);
 }
 
-static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, int c, int64_t tm,
-                     stage_eval *e)
+/* What stage_at needs of stage s at tile height tm that does not depend on its CTA count: worked
+ * out once per stage and height (plan_tiles evaluates every count 1..#SMs). */
+typedef struct stage_pre {
+    const ks_stage *st;
+    const stage_io *io;
+    int body;                    /* a stage_body runtime */
+    double N, out_tile, room, acc_cap, tsync, slice_bytes;
+    double l2_Bps, dram_Bps, port, bcast_room;
+} stage_pre;
+
+static void stage_prep(const pipe_env *x, const ks_pipeline *p, const design *d, int s, int64_t tm,
+                       stage_pre *q)
 {
     const hw_gpu *hw = x->hw;
-    const ks_stage *st = &p->stages[s];
     const stage_io *io = &d->io[s];
     double clk = x->c.clock_MHz;
-    double N = (double)cdiv64(p->stream_rows, tm);
+    q->st = &p->stages[s];
+    q->io = io;
+    q->N = (double)cdiv64(p->stream_rows, tm);
+    /* a stage_body runtime's kernel holds ctas_per_sm CTAs per SM: each gets its share */
+    q->body = hw_has_stage_body(hw);
+    double kps = q->body ? (double)x->body_ctas_per_sm : 1.0;
+    double staging = q->body ? hw->body_staging_bytes_per_row * (double)tm : io->smem_stage;
+    q->room = hw_smem_bytes(hw) / kps - staging;
+    q->acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (q->room > 0 ? q->room : 0);
+    q->tsync = q_sync_s(hw);
+    q->out_tile = io->out_bytes / q->N;
+    double inflight = roof_inflight_full(hw);
+    q->l2_Bps = roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+    q->dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
+    q->port = port_Bps(hw, clk);
+    q->bcast_room = l2_bcast_room(hw);
+}
+
+/* Stage q at c CTAs in g groups of c / g column slices each: its terms into *t (every field
+ * written). */
+static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int g, stage_eval *t)
+{
+    const hw_gpu *hw = x->hw;
+    const stage_io *io = q->io;
+    double N = q->N, out_tile = q->out_tile;
+    int body = q->body;
+    int cols = c / g;
+    t->groups = g;
+    t->acc_per_cta = 0;
+    t->spills = 0;
+    t->resident = 0;
+    t->in_l2 = 0;
+    t->l2_once = t->dram_once = t->dram_tile = 0;
+    double mc = io->gemm ? (double)cols : 1.0; /* multicast of the streamed operand */
+    if (io->reduce) {
+        /* C = X^T dY: the output split over a sqrt(c) x sqrt(c) grid, each input tile
+         * read by one row (or column) of it; row reductions read each tile once */
+        mc = io->gemm ? ceil(sqrt((double)c)) : 1.0;
+        t->acc_per_cta = io->reduce_elems * KS_PARTIAL_BYTES / c;
+        t->spills = t->acc_per_cta > q->acc_cap;
+    }
+    /* a reduction's 2-D output grid multicasts both operands (X^T dY) */
+    double mo = io->reduce && io->gemm ? mc : 1.0;
+    t->l2_tile = (mc * io->a_bytes + mo * io->stream_bytes) / N + out_tile;
+    if (io->attn) /* flash attention re-reads K and V per query tile (cost.c's count) */
+        t->l2_tile += fmax(0.0, rate_at(x, q->st->op, c)->l2_bytes / N - t->l2_tile);
+    double slice = io->bcast_bytes / cols;
+    t->l2_tile += io->gather_bytes / N; /* gathered rows (their DRAM side: finish) */
+    if (io->bcast_bytes > 0) {
+        t->resident = !io->attn && slice <= q->room;
+        if (t->resident) {
+            t->l2_once += g * io->bcast_bytes;
+            t->dram_once += io->bcast_dram;
+        } else {
+            t->l2_tile += io->bcast_bytes;
+            t->in_l2 = io->bcast_bytes <= q->bcast_room;
+            if (t->in_l2)
+                t->dram_once += io->bcast_dram;
+            else
+                t->dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
+        }
+    }
+    if (io->reduce) {
+        double acc = io->reduce_elems * KS_PARTIAL_BYTES;
+        if (t->spills) { /* partial sums read and written back every tile */
+            t->l2_tile += 2 * acc;
+            if (acc > q->bcast_room)
+                t->dram_tile += 2 * acc;
+        }
+        t->l2_once += io->reduce_bytes;
+    }
+    t->compute_s = comp;
+    double ports = (double)(c < hw->sm_count ? c : hw->sm_count);
+    t->port_s = t->l2_tile / (ports * q->port);
+    /* each CTA of the tile's group: a handshake per received transfer (its column slice
+     * reads the whole multicast tile) and per ring it writes */
+    double xfers = (double)cols * (io->in_transfers + io->out_transfers);
+    t->queue_s = q->tsync * xfers / c;
+    /* the stage body's work per tile: loads (the streamed operand once per column
+     * slice, other streamed inputs, broadcast re-reads), gathered rows, stores (spilled
+     * partial sums read and written), math */
+    t->b_xfers = xfers;
+    t->b_load = (mc * io->a_bytes + mo * io->stream_bytes) / N +
+                (io->bcast_bytes > 0 && !t->resident ? io->bcast_bytes : 0.0);
+    t->b_gather = io->gather_bytes / N;
+    t->b_store = out_tile + (t->spills ? 2 * io->reduce_elems * KS_PARTIAL_BYTES : 0.0);
+    t->b_ft = io->flops_tensor / N;
+    /* a tensor-core stage's SIMT math is its GEMM's epilogue (bias, activation) on the
+     * accumulators in registers: not charged beside the MMA */
+    t->b_fs = io->flops_tensor > 0 ? 0.0 : io->flops_simt / N;
+    t->body_s = t->body_cta_s = 0;
+    if (body) {
+        /* one tile at a time per CTA: its hand-offs, then its share of the loads, gathers,
+         * stores and math at the runtime's per-SM rates, slower by the CTAs sharing
+         * its SM; the c CTAs of the stage run side by side */
+        double ld = io->flops_tensor > 0 ? hw->body_operand_GBps : hw->body_load_GBps;
+        double rate = t->b_load / (ld * 1e9) +
+                      t->b_gather / (hw->body_gather_GBps * 1e9) +
+                      t->b_store / (hw->body_store_GBps * 1e9) +
+                      t->b_ft / (hw->body_tensor_GFLOPps * 1e9) +
+                      t->b_fs / (hw->body_simt_GFLOPps * 1e9);
+        double slow = 1.0 + (x->body_sharing - 1.0) * hw->body_coresident_slowdown_frac;
+        double hand = (hw->body_handoff_ns + hw->body_poll_ns) * 1e-9;
+        t->body_s = (hand * xfers + rate * slow) / c;
+        t->body_cta_s = t->body_s * (double)g;
+    }
+    t->period_s = fmax(fmax(comp, t->body_s), fmax(t->port_s, t->queue_s));
+    t->limit = t->period_s == t->body_s && body ? KS_LIMIT_BODY
+             : t->period_s == comp              ? KS_LIMIT_COMPUTE
+             : t->period_s == t->port_s         ? KS_LIMIT_PORT
+                                                : KS_LIMIT_QUEUE;
+    /* a tile is worked on by one group: its latency is g periods; resident slices load
+     * through the CTAs' ports before the first tile */
+    t->fill_s = t->period_s * (io->reduce ? 1.0 : (double)g) +
+                (t->resident ? slice / q->port : 0.0) +
+                t->l2_once / q->l2_Bps;
+    /* rings: each producing CTA double-buffers its share of a tile */
+    t->queue_bytes = (double)Q_DEPTH_DEFAULT *
+                     (out_tile * (io->reduce ? 1.0 : (double)g) + io->span_bytes / N * (double)g);
+    t->split = io->reduce ? KS_SPLIT_REDUCE
+             : g == c     ? KS_SPLIT_ROW
+             : g == 1     ? KS_SPLIT_COL
+                          : KS_SPLIT_2D;
+}
+
+/* A stage at c CTAs, with its count-independent terms q: the cheapest of its splits. */
+static void stage_at_pre(pipe_env *x, const stage_pre *q, int c, stage_eval *e)
+{
+    const hw_gpu *hw = x->hw;
+    const ks_stage *st = q->st;
+    const stage_io *io = q->io;
     memset(e, 0, sizeof *e);
     double comp = 0;
     for (int m = 0; m < st->nmembers; m++)
         comp += rate_at(x, st->members[m], c)->compute_s;
-    comp /= N;
-    /* a stage_body runtime's kernel holds ctas_per_sm CTAs per SM: each gets its share */
-    int body = hw_has_stage_body(hw);
-    double kps = body ? (double)x->body_ctas_per_sm : 1.0;
-    double staging = body ? hw->body_staging_bytes_per_row * (double)tm : io->smem_stage;
-    double room = hw_smem_bytes(hw) / kps - staging;
-    double acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
-    double tsync = q_sync_s(hw);
-    double out_tile = io->out_bytes / N;
+    comp /= q->N;
     double best_cost = INFINITY;
-    /* per call, not per group count: the same values each time */
-    double inflight = roof_inflight_full(hw);
-    double l2_Bps = roof_l2_Bps(hw, hw->sm_count, inflight, clk);
-    double dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
-    double port = port_Bps(hw, clk);
-    double bcast_room = l2_bcast_room(hw);
     /* candidate group counts: the divisors of c (each group takes c / g column slices); stages
-     * other than GEMMs take whole tiles (g = c) */
+     * other than GEMMs take whole tiles (g = c); so do reductions (one CTA per output slice)
+     * and a stage_body runtime's CTAs (row split) */
     int divs[2 * 64], nd = 0;
-    if (io->gemm && !io->reduce) {
-        for (int q = 1; q * q <= c && nd < 2 * 64 - 1; q++)
-            if (c % q == 0) {
-                divs[nd++] = q;
-                if (q * q != c)
-                    divs[nd++] = c / q;
+    if (io->gemm && !io->reduce && !q->body) {
+        for (int k = 1; k * k <= c && nd < 2 * 64 - 1; k++)
+            if (c % k == 0) {
+                divs[nd++] = k;
+                if (k * k != c)
+                    divs[nd++] = c / k;
             }
     } else {
         divs[nd++] = c;
@@ -609,117 +736,27 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
     for (int k = 0; k < nd; k++) {
         int g = divs[k];
         int cols = c / g;
-        int ok = 1;
-        if (!io->gemm && !io->reduce && g != c)
-            ok = 0; /* element-wise and row ops: whole tiles per CTA */
         if (io->gemm && !io->reduce && cols > 1 && io->out_cols / cols < PIPE_MIN_SLICE_COLS)
-            ok = 0;
-        if (io->reduce && g != c)
-            ok = 0; /* reductions split their output, one CTA per slice */
-        if (body && g != c)
-            ok = 0; /* a stage_body runtime's CTAs take whole tiles (row split) */
-        if (ok) {
-            stage_eval t;
-            memset(&t, 0, sizeof t);
-            t.groups = g;
-            double mc = io->gemm ? (double)cols : 1.0; /* multicast of the streamed operand */
-            if (io->reduce) {
-                /* C = X^T dY: the output split over a sqrt(c) x sqrt(c) grid, each input tile
-                 * read by one row (or column) of it; row reductions read each tile once */
-                mc = io->gemm ? ceil(sqrt((double)c)) : 1.0;
-                t.acc_per_cta = io->reduce_elems * KS_PARTIAL_BYTES / c;
-                t.spills = t.acc_per_cta > acc_cap;
-            }
-            /* a reduction's 2-D output grid multicasts both operands (X^T dY) */
-            double mo = io->reduce && io->gemm ? mc : 1.0;
-            t.l2_tile = (mc * io->a_bytes + mo * io->stream_bytes) / N + out_tile;
-            if (io->attn) /* flash attention re-reads K and V per query tile (cost.c's count) */
-                t.l2_tile += fmax(0.0, rate_at(x, st->op, c)->l2_bytes / N - t.l2_tile);
-            double slice = io->bcast_bytes / cols;
-            t.l2_tile += io->gather_bytes / N; /* gathered rows (their DRAM side: finish) */
-            if (io->bcast_bytes > 0) {
-                t.resident = !io->attn && slice <= room;
-                if (t.resident) {
-                    t.l2_once += g * io->bcast_bytes;
-                    t.dram_once += io->bcast_dram;
-                } else {
-                    t.l2_tile += io->bcast_bytes;
-                    t.in_l2 = io->bcast_bytes <= bcast_room;
-                    if (t.in_l2)
-                        t.dram_once += io->bcast_dram;
-                    else
-                        t.dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
-                }
-            }
-            if (io->reduce) {
-                double acc = io->reduce_elems * KS_PARTIAL_BYTES;
-                if (t.spills) { /* partial sums read and written back every tile */
-                    t.l2_tile += 2 * acc;
-                    if (acc > bcast_room)
-                        t.dram_tile += 2 * acc;
-                }
-                t.l2_once += io->reduce_bytes;
-            }
-            t.compute_s = comp;
-            double ports = (double)(c < hw->sm_count ? c : hw->sm_count);
-            t.port_s = t.l2_tile / (ports * port);
-            /* each CTA of the tile's group: a handshake per received transfer (its column slice
-             * reads the whole multicast tile) and per ring it writes */
-            double xfers = (double)cols * (io->in_transfers + io->out_transfers);
-            t.queue_s = tsync * xfers / c;
-            /* the stage body's work per tile: loads (the streamed operand once per column
-             * slice, other streamed inputs, broadcast re-reads), gathered rows, stores (spilled
-             * partial sums read and written), math */
-            t.b_xfers = xfers;
-            t.b_load = (mc * io->a_bytes + mo * io->stream_bytes) / N +
-                       (io->bcast_bytes > 0 && !t.resident ? io->bcast_bytes : 0.0);
-            t.b_gather = io->gather_bytes / N;
-            t.b_store = out_tile + (t.spills ? 2 * io->reduce_elems * KS_PARTIAL_BYTES : 0.0);
-            t.b_ft = io->flops_tensor / N;
-            /* a tensor-core stage's SIMT math is its GEMM's epilogue (bias, activation) on the
-             * accumulators in registers: not charged beside the MMA */
-            t.b_fs = io->flops_tensor > 0 ? 0.0 : io->flops_simt / N;
-            if (body) {
-                /* one tile at a time per CTA: its hand-offs, then its share of the loads, gathers,
-                 * stores and math at the runtime's per-SM rates, slower by the CTAs sharing
-                 * its SM; the c CTAs of the stage run side by side */
-                double ld = io->flops_tensor > 0 ? hw->body_operand_GBps : hw->body_load_GBps;
-                double rate = t.b_load / (ld * 1e9) +
-                              t.b_gather / (hw->body_gather_GBps * 1e9) +
-                              t.b_store / (hw->body_store_GBps * 1e9) +
-                              t.b_ft / (hw->body_tensor_GFLOPps * 1e9) +
-                              t.b_fs / (hw->body_simt_GFLOPps * 1e9);
-                double slow = 1.0 + (x->body_sharing - 1.0) * hw->body_coresident_slowdown_frac;
-                double hand = (hw->body_handoff_ns + hw->body_poll_ns) * 1e-9;
-                t.body_s = (hand * xfers + rate * slow) / c;
-                t.body_cta_s = t.body_s * (double)g;
-            }
-            t.period_s = fmax(fmax(comp, t.body_s), fmax(t.port_s, t.queue_s));
-            t.limit = t.period_s == t.body_s && body ? KS_LIMIT_BODY
-                    : t.period_s == comp             ? KS_LIMIT_COMPUTE
-                    : t.period_s == t.port_s         ? KS_LIMIT_PORT
-                                                     : KS_LIMIT_QUEUE;
-            /* a tile is worked on by one group: its latency is g periods; resident slices load
-             * through the CTAs' ports before the first tile */
-            t.fill_s = t.period_s * (io->reduce ? 1.0 : (double)g) +
-                       (t.resident ? slice / port : 0.0) +
-                       t.l2_once / l2_Bps;
-            /* rings: each producing CTA double-buffers its share of a tile */
-            t.queue_bytes = (double)Q_DEPTH_DEFAULT *
-                            (out_tile * (io->reduce ? 1.0 : (double)g) + io->span_bytes / N * (double)g);
-            t.split = io->reduce ? KS_SPLIT_REDUCE
-                    : g == c     ? KS_SPLIT_ROW
-                    : g == 1     ? KS_SPLIT_COL
-                                 : KS_SPLIT_2D;
-            double cost = t.l2_tile / l2_Bps +
-                          t.dram_tile / dram_Bps +
-                          t.period_s;
-            if (cost < best_cost * (1 - 1e-12)) {
-                best_cost = cost;
-                *e = t;
-            }
+            continue; /* slices too narrow for the MMA tiles */
+        stage_eval t;
+        stage_split(x, q, comp, c, g, &t);
+        double cost = t.l2_tile / q->l2_Bps +
+                      t.dram_tile / q->dram_Bps +
+                      t.period_s;
+        if (cost < best_cost * (1 - 1e-12)) {
+            best_cost = cost;
+            *e = t;
         }
     }
+    (void)hw;
+}
+
+static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, int c, int64_t tm,
+                     stage_eval *e)
+{
+    stage_pre q;
+    stage_prep(x, p, d, s, tm, &q);
+    stage_at_pre(x, &q, c, e);
 }
 
 /* A stage's per-candidate terms for one (I/O, members, rows, tile height, clock, candidates):
@@ -733,8 +770,7 @@ typedef struct pipe_cache_entry {
     double clock_MHz;
     const int *cand;
     int ncand;
-    double *vals; /* period, l2, dram, fill, queue bytes: 5 x ncand */
-    int *groups;
+    double *vals; /* period, l2, dram, fill, queue bytes (its running maximum): 5 x ncand */
     struct pipe_at *at; /* the estimate's evaluations at other CTA counts (stage_at_cached) */
 } pipe_cache_entry;
 
@@ -791,43 +827,27 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         /* an imposed allocation: each stage's one CTA count */
         const int *cand = force ? &force[s] : cand0;
         int ncand = force ? 1 : ncand0;
-        double *buf = arena_alloc(a, (size_t)ncand * 5, sizeof(double));
-        int *grp = arena_alloc(a, (size_t)ncand, sizeof(int));
-        if (!buf || !grp)
-            return -1;
         tp->ent[s] = NULL;
         ilp_stage *is = &tp->ist[s];
         is->tensor = st->tensor;
         is->ncand = ncand;
         is->cand_ctas = cand;
-        double *period = buf, *l2 = buf + ncand, *dram = buf + 2 * ncand, *fill = buf + 3 * ncand,
-               *qb = buf + 4 * ncand;
-        pipe_cache_entry *hit =
+        /* a hit's terms are read in place (the cache is trimmed only between builds, and the
+         * mapper's arrays are not read after the build) */
+        pipe_cache_entry *c =
             force ? NULL : cache_find(x, st, &d->io[s], p->stream_rows, tm, cand, ncand);
-        if (hit) {
-            memcpy(buf, hit->vals, (size_t)ncand * 5 * sizeof(double));
-            memcpy(grp, hit->groups, (size_t)ncand * sizeof(int));
-            tp->ent[s] = hit;
+        double *buf;
+        if (c) {
+            buf = c->vals;
         } else {
-            for (int k = 0; k < ncand; k++) {
-                stage_eval e;
-                stage_at(x, p, d, s, cand[k], tm, &e);
-                period[k] = e.period_s;
-                l2[k] = e.l2_tile;
-                dram[k] = e.dram_tile;
-                fill[k] = e.fill_s;
-                qb[k] = e.queue_bytes;
-                grp[k] = e.groups;
-            }
-            if (x->cache && !force) { /* keep it for the next segments with this stage */
+            if (x->cache && !force) { /* kept for the next segments with this stage */
                 arena *ca = &x->cache_arena;
-                pipe_cache_entry *c = arena_calloc(ca, 1, sizeof *c);
-                int *mem = arena_calloc(ca, (size_t)st->nmembers, sizeof(int));
-                double *v = arena_calloc(ca, (size_t)ncand * 5, sizeof(double));
-                int *gr = arena_calloc(ca, (size_t)ncand, sizeof(int));
+                c = arena_calloc(ca, 1, sizeof *c);
+                int *mem = arena_alloc(ca, (size_t)st->nmembers, sizeof(int));
+                double *v = arena_alloc(ca, (size_t)ncand * 5, sizeof(double));
                 x->cache_bytes += sizeof *c + (size_t)st->nmembers * sizeof(int) +
-                                  (size_t)ncand * (5 * sizeof(double) + sizeof(int));
-                if (c && mem && v && gr) {
+                                  (size_t)ncand * 5 * sizeof(double);
+                if (c && mem && v) {
                     memcpy(&c->io, &d->io[s], sizeof c->io);
                     c->nmembers = st->nmembers;
                     for (int m = 0; m < st->nmembers; m++)
@@ -838,34 +858,46 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                     c->clock_MHz = x->c.clock_MHz;
                     c->cand = cand;
                     c->ncand = ncand;
-                    memcpy(v, buf, (size_t)ncand * 5 * sizeof(double));
-                    memcpy(gr, grp, (size_t)ncand * sizeof(int));
                     c->vals = v;
-                    c->groups = gr;
-                    c->next = x->cache[x->wclass[st->op]];
-                    x->cache[x->wclass[st->op]] = c;
-                    tp->ent[s] = c;
+                } else {
+                    c = NULL;
                 }
             }
+            buf = c ? c->vals : arena_alloc(a, (size_t)ncand * 5, sizeof(double));
+            if (!buf)
+                return -1;
+            double *period = buf, *l2 = buf + ncand, *dram = buf + 2 * ncand,
+                   *fill = buf + 3 * ncand, *qb = buf + 4 * ncand;
+            stage_pre q;
+            stage_prep(x, p, d, s, tm, &q);
+            for (int k = 0; k < ncand; k++) {
+                stage_eval e;
+                stage_at_pre(x, &q, cand[k], &e);
+                period[k] = e.period_s;
+                l2[k] = e.l2_tile;
+                dram[k] = e.dram_tile;
+                fill[k] = e.fill_s;
+                qb[k] = e.queue_bytes;
+            }
+            /* the mapper takes every resource to grow with the CTA count; a stage's ring
+             * storage follows its group count, which need not: take the running maximum
+             * (conservative) */
+            for (int k = 1; k < ncand; k++)
+                if (qb[k] < qb[k - 1])
+                    qb[k] = qb[k - 1];
+            if (c) {
+                c->next = x->cache[x->wclass[st->op]];
+                x->cache[x->wclass[st->op]] = c;
+            }
         }
-        /* the mapper takes every resource to grow with the CTA count; a stage's ring storage
-         * follows its group count, which need not: take the running maximum (conservative) */
-        for (int k = 1; k < ncand; k++)
-            if (qb[k] < qb[k - 1])
-                qb[k] = qb[k - 1];
-        is->period_s = period;
-        is->l2_bytes = l2;
-        is->dram_bytes = dram;
-        is->fill_s = fill;
-        is->queue_bytes = qb;
+        tp->ent[s] = c;
+        is->period_s = buf;
+        is->l2_bytes = buf + ncand;
+        is->dram_bytes = buf + 2 * ncand;
+        is->fill_s = buf + 3 * ncand;
+        is->queue_bytes = buf + 4 * ncand;
         is->smem_per_cta_bytes = x->smem_cta[st->op];
         is->regs_per_cta_bytes = x->regs_cta[st->op];
-        st->cand_period_s = period;
-        st->cand_l2_bytes = l2;
-        st->cand_dram_bytes = dram;
-        st->cand_fill_s = fill;
-        st->cand_queue_bytes = qb;
-        st->cand_groups = grp;
     }
     double inflight = roof_inflight_full(hw);
     /* a stage_body runtime's one kernel: one pool of ctas_per_sm CTAs on every SM, each with its
@@ -1692,16 +1724,6 @@ static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const 
             }
             use_ilp = 0;
         }
-    }
-    /* the per-stage candidate arrays must be the chosen plan's */
-    for (int s = 0; s < ns; s++) {
-        ks_stage *st = &p->stages[s];
-        const ilp_stage *is = &best.ist[s];
-        st->cand_period_s = (double *)is->period_s;
-        st->cand_l2_bytes = (double *)is->l2_bytes;
-        st->cand_dram_bytes = (double *)is->dram_bytes;
-        st->cand_fill_s = (double *)is->fill_s;
-        st->cand_queue_bytes = (double *)is->queue_bytes;
     }
     if (force) {
         p->ilp_status = ILP_EXACT;

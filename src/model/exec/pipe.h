@@ -52,9 +52,6 @@ typedef struct ks_stage {
     int bcast_in_l2;         /* 1: not resident but stays in L2 (DRAM once) */
     double acc_bytes_per_cta;/* reduction: the CTA's slice of the output (fp32) */
     int acc_spills;          /* reduction: the slice does not fit on chip, spilled every tile */
-    /* design: per candidate CTA count (pipe_env.cand), for the mapper */
-    double *cand_period_s, *cand_l2_bytes, *cand_dram_bytes, *cand_fill_s, *cand_queue_bytes;
-    int *cand_groups;
     int choice;              /* chosen candidate index */
 } ks_stage;
 
