@@ -1,6 +1,7 @@
 /* kitsune: predict DL workloads on GPUs under bulk-synchronous, vertical-fusion and Kitsune
  * spatial-pipeline execution. main: the subcommand table (git's commands[]); cli_main does the
  * shared set-up (options, --help, --hw, -o) and tear-down of each. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +51,13 @@ static int unknown(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* Freed memory stays with the process for the next model run (arenas of every run start
+     * over): glibc would hand blocks of 128 KiB and more back to the kernel with munmap and
+     * trim the heap top, and every page of the next run's blocks would fault in again (886
+     * faults, 16% of `compare --workload all` on the 2-core VM, at several microseconds each
+     * under virtualization; issue 18). A hint only: without it the output is the same. */
+    (void)mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (argc < 2) {
         usage(stderr);
         return 2;
