@@ -235,6 +235,9 @@ START_TEST(test_cap_closed_form)
     ck_assert_double_eq_tol(out.items[0].avg_power_W, 100, 0.01);
     ck_assert_double_eq_tol(out.clock_MHz, f, 0.01);
     ck_assert(out.power_cap_W == 100);
+    /* a changed item is written to a copy: the input stays at its clock */
+    ck_assert(out.items != r.items);
+    ck_assert(r.items[0].clock_MHz == 1000 && r.items[0].c.time_s == 1e-3);
 
     /* above the knee: brute-force scan of the closed form for the highest clock under 250 W */
     double best = 0;
@@ -349,6 +352,7 @@ START_TEST(test_cap_above_changes_nothing)
     ck_assert(out.time_s == r.time_s);
     ck_assert(out.energy_J == r.energy_J);
     ck_assert(out.clock_MHz == r.clock_MHz);
+    ck_assert(out.items == r.items); /* nothing changed: the items are shared, not copied */
     for (int i = 0; i < 3; i++) {
         ck_assert(out.items[i].c.time_s == items[i].c.time_s);
         ck_assert(out.items[i].energy_J == items[i].energy_J);

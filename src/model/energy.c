@@ -295,12 +295,9 @@ int en_power_cap_memo(const hw_gpu *hw, const kt_result *in, double cap_W, en_me
     if (!(cap_W > 0) || !isfinite(cap_W))
         return -1;
     *out = *in;
-    out->items = NULL;
-    if (in->nitems > 0) {
-        out->items = arena_calloc(a, (size_t)in->nitems, sizeof *out->items);
-        if (!out->items)
-            return -1;
-    }
+    /* copy on write: items the limit leaves as they were are shared with the input (a run under
+     * the board's limit mostly is: a copy was hundreds of bytes an op) */
+    kt_item *items = (kt_item *)in->items;
     double r_clock = in->clock_MHz > 0 ? in->clock_MHz : hw->clock_MHz;
     int changed = 0;
     double ft_sum = 0, t_sum = 0;
@@ -310,15 +307,24 @@ int en_power_cap_memo(const hw_gpu *hw, const kt_result *in, double cap_W, en_me
         if (src.clock_MHz <= 0)
             src.clock_MHz = r_clock;
         en_item(hw, &src);
-        kt_item *it = &out->items[i];
-        if (m ? cap_item_memo(hw, &src, cap_W, m, a, it) : cap_item(hw, &src, cap_W, a, it))
+        kt_item t;
+        if (m ? cap_item_memo(hw, &src, cap_W, m, a, &t) : cap_item(hw, &src, cap_W, a, &t))
             return -1;
+        if (items == in->items && memcmp(&t, &in->items[i], sizeof t)) {
+            if (!(items = arena_alloc(a, (size_t)in->nitems, sizeof *items)))
+                return -1;
+            memcpy(items, in->items, (size_t)i * sizeof *items);
+        }
+        kt_item *it = &items[i];
+        if (items != in->items)
+            *it = t;
         if (it->clock_MHz != src.clock_MHz)
             changed = 1;
         out->over_cap_items += it->over_cap;
         ft_sum += it->clock_MHz * it->c.time_s;
         t_sum += it->c.time_s;
     }
+    out->items = items;
     if (changed) {
         result_sum(out);
         out->clock_MHz = t_sum > 0 ? ft_sum / t_sum : r_clock;

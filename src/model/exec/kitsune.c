@@ -101,13 +101,26 @@ static int bsp_pass(ks_ctx *x, kt_err *e)
 {
     const wl_graph *g = x->env.g;
     kt_result r;
-    if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, NULL, x->a, &r, &x->env.miss, e))
+    /* the run itself (its items: hundreds of bytes an op) in the scratch arena; what is kept,
+     * the per-op numbers and misses, in the result's */
+    arena_pos mark = arena_mark(&x->scratch);
+    int64_t **miss;
+    if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, NULL, &x->scratch, &r, &miss, e))
         return -1;
     x->bsp_s = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(double));
     x->bsp_util = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(double));
     x->bsp_bytes = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(int64_t));
-    if (!x->bsp_s || !x->bsp_util || !x->bsp_bytes)
+    x->env.miss = arena_calloc(x->a, (size_t)g->nop + 1, sizeof *x->env.miss);
+    if (!x->bsp_s || !x->bsp_util || !x->bsp_bytes || !x->env.miss)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+    for (int i = 0; i < g->nop; i++) {
+        if (!miss[i])
+            continue;
+        size_t n = (size_t)g->op[i].nin + 1;
+        if (!(x->env.miss[i] = arena_alloc(x->a, n, sizeof(int64_t))))
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        memcpy(x->env.miss[i], miss[i], n * sizeof(int64_t));
+    }
     for (int k = 0; k < r.nitems; k++) {
         int i = r.items[k].ops[0];
         const cost_result *c = &r.items[k].c;
@@ -117,6 +130,7 @@ static int bsp_pass(ks_ctx *x, kt_err *e)
         x->bsp_util[i] = c->sm_util;
         x->bsp_bytes[i] = kt_count_add(c->dram_read_bytes, c->dram_write_bytes);
     }
+    arena_release(&x->scratch, mark);
     return 0;
 }
 
@@ -365,9 +379,12 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
     r->exec_id = EX_KITSUNE;
     r->exec = kt_exec_name(EX_KITSUNE);
     r->clock_MHz = x->env.c.clock_MHz;
-    r->items = arena_calloc(a, (size_t)(rest.nitems + nseg + 1), sizeof *r->items);
+    /* without pipelines the rest's items are the run's, sorted in place (a copy of hundreds of
+     * bytes an item would be left behind in a) */
+    r->items = nseg ? arena_calloc(a, (size_t)(rest.nitems + nseg + 1), sizeof *r->items)
+                    : rest.items;
     int *key = arena_calloc(a, (size_t)(rest.nitems + nseg + 1), sizeof *key);
-    if (!r->items || !key)
+    if ((!r->items && rest.nitems + nseg > 0) || !key)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     /* merge in topological order: items sorted by their first op */
     int n = 0;
@@ -376,7 +393,8 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
         for (int j = 0; j < rest.items[i].nops; j++)
             if (rest.items[i].ops[j] < m)
                 m = rest.items[i].ops[j];
-        r->items[n] = rest.items[i];
+        if (nseg)
+            r->items[n] = rest.items[i];
         key[n++] = m;
     }
     for (int s = 0; s < nseg; s++) {
@@ -919,9 +937,19 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     memset(&palt, 0, sizeof palt);
     ks_pipeline *pp;
     int np;
-    if (build_set(x, win, nwin, 1, a, &pp, &np, &pfin, e) ||
-        assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e))
+    if (build_set(x, win, nwin, 1, a, &pp, &np, &pfin, e))
         return -1;
+    if (!np) { /* no pipeline kept: the run without pipelines, as assembled above (its rejected
+                  segments are this plan's) */
+        int nrej = pfin.nrejected;
+        const ks_rejected *rej = pfin.rejected;
+        fin = res[2];
+        pfin = plan[2];
+        pfin.nrejected = nrej;
+        pfin.rejected = rej;
+    } else if (assemble(x, pp, np, o->rest_bsp, a, &fin, &pfin, e)) {
+        return -1;
+    }
     arena_pos amark = arena_mark(a); /* of the bsp-rest variant only its time is kept */
     if (assemble(x, pp, np, 1, a, &alt, &palt, e))
         return -1;

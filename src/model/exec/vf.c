@@ -68,8 +68,12 @@ typedef struct vf_group {
     int nmem, nreal;      /* members; members that are not views */
     int why_prod;         /* producer op of the recorded end reason, -1 none */
     const char *closed;   /* GK_CLOSED: why nothing joins */
-    char why[WHY_CHARS];  /* why the group ended (a consumer that did not join) */
-    char rules[RULES_CHARS]; /* thresholds of the rules that fused it */
+    /* in the planner's scratch, "" when none (a group is tens of bytes, not hundreds: a graph
+     * has one per op) */
+    const char *why;      /* why the group ended (a consumer that did not join), at most
+                             WHY_CHARS - 1 characters */
+    const char *rules;    /* thresholds of the rules that fused it, "; "-separated, shorter
+                             than RULES_CHARS - 2 */
 } vf_group;
 
 /* The group graph (an edge h -> x when a member of x reads a tensor a member of h writes), for
@@ -105,6 +109,8 @@ typedef struct vf_plan {
     vf_group *gr;
     int ng;
     vf_dag d;
+    arena *tmp;             /* the planner's scratch: the groups' why and rules strings */
+    int oom;                /* 1: a string could not be kept (reported at the end) */
 } vf_plan;
 
 static int oom(const wl_graph *g, kt_err *e)
@@ -277,18 +283,25 @@ static void fmt_bytes(char *b, size_t n, double bytes)
         snprintf(b, n, "%.4g KiB", bytes / KIB_BYTES);
 }
 
-static void append_rule(vf_group *G, const char *rule)
+static void append_rule(vf_plan *p, vf_group *G, const char *rule)
 {
     if (!rule[0] || strstr(G->rules, rule))
         return;
     size_t len = strlen(G->rules), n = strlen(rule);
-    if (len + n + 3 >= sizeof G->rules)
+    if (len + n + 3 >= RULES_CHARS)
         return;
+    char *r = arena_alloc(p->tmp, len + n + 3, 1);
+    if (!r) {
+        p->oom = 1;
+        return;
+    }
+    memcpy(r, G->rules, len);
     if (len) {
-        memcpy(G->rules + len, "; ", 2);
+        memcpy(r + len, "; ", 2);
         len += 2;
     }
-    memcpy(G->rules + len, rule, n + 1);
+    memcpy(r + len, rule, n + 1);
+    G->rules = r;
 }
 
 static int new_group(vf_plan *p, int i, gkind k, const char *closed)
@@ -303,6 +316,7 @@ static int new_group(vf_plan *p, int i, gkind k, const char *closed)
     G->nreal = is_free(p, i) ? 0 : 1;
     G->why_prod = -1;
     G->closed = closed;
+    G->why = G->rules = "";
     p->grp[i] = id;
     p->next[i] = -1;
     dag_add(&p->d, id);
@@ -325,8 +339,18 @@ static void record_why(vf_plan *p, int id, int prod, const char *why)
 {
     vf_group *G = &p->gr[id];
     if (prod > G->why_prod) {
+        size_t n = 0;
+        while (n < WHY_CHARS - 1 && why[n])
+            n++;
+        char *w = arena_alloc(p->tmp, n + 1, 1);
+        if (!w) {
+            p->oom = 1;
+            return;
+        }
+        memcpy(w, why, n);
+        w[n] = 0;
         G->why_prod = prod;
-        snprintf(G->why, sizeof G->why, "%s", why);
+        G->why = w;
     }
 }
 
@@ -358,7 +382,7 @@ static void merge_group(vf_plan *p, int into, int from)
     A->last = tail;
     A->nmem += B->nmem;
     A->nreal += B->nreal;
-    append_rule(A, B->rules);
+    append_rule(p, A, B->rules);
     dag_merge(&p->d, into, from);
     B->kind = GK_DEAD;
     B->nmem = B->nreal = 0;
@@ -682,7 +706,7 @@ static void place(vf_plan *p, int i)
             }
             join_group(p, id, i);
             p->ctx[i] = cx;
-            append_rule(&p->gr[id], rule);
+            append_rule(p, &p->gr[id], rule);
             joined = id;
         }
         /* inductor: the consumer's kernel also computes its other generated producers
@@ -705,7 +729,7 @@ static void place(vf_plan *p, int i)
                 if (cyc)
                     continue;
                 merge_group(p, joined, id);
-                append_rule(&p->gr[joined], rule);
+                append_rule(p, &p->gr[joined], rule);
             }
         if (joined < 0) {
             const char *closed;
@@ -1173,6 +1197,7 @@ static int vf_plan_run(const hw_gpu *hw, const wl_graph *g, const op_work *works
     /* inductor compiles the backward graph too; the paper's baseline fuses forward ops only */
     p.fuse_backward = vo->policy == VF_INDUCTOR || (vo->policy == VF_RULES && vo->fuse_backward);
     p.exclude = exclude;
+    p.tmp = tmp;
     int n = g->nop > 0 ? g->nop : 1;
     p.grp = arena_calloc(tmp, (size_t)n, sizeof(int));
     p.ctx = arena_calloc(tmp, (size_t)n, sizeof(int));
@@ -1196,6 +1221,8 @@ static int vf_plan_run(const hw_gpu *hw, const wl_graph *g, const op_work *works
     int live = group_order(&p, order, tmp, e);
     if (live < 0)
         return -1;
+    if (p.oom)
+        return oom(g, e);
     /* a group is one item; inductor may add up to three pad kernels before a lone GEMM */
     /* and a bias copy before a GEMM writing into an unaligned concat slice (pads only when the
      * graph has an alignment-1 GEMM, copies only when it has a concat) */
@@ -1285,9 +1312,11 @@ static int vf_plan_run(const hw_gpu *hw, const wl_graph *g, const op_work *works
         if (G->nreal >= 2)
             r->ops_covered += G->nmem;
         externals(&p, id, &s);
-        op_work *gw = arena_calloc(a, 1, sizeof *gw); /* the item's re-evaluation keeps it */
-        if (!gw)
-            return oom(g, e);
+        /* the item's re-evaluation keeps its work: the op's own when the group's is the same
+         * (a library call on its own: no copy of hundreds of bytes), else a copy in a */
+        op_work gwl;
+        memset(&gwl, 0, sizeof gwl);
+        op_work *gw = &gwl;
         if (group_work(&p, id, &s, gw)) {
             char path[64];
             snprintf(path, sizeof path, "ops[%d]", G->first);
@@ -1413,7 +1442,15 @@ static int vf_plan_run(const hw_gpu *hw, const wl_graph *g, const op_work *works
         }
         for (int j = 0; j < s.nin; j++)
             rd = kt_count_add(rd, sched_read(&walk, s.xin[j], s.bytes[s.xin[j]]));
-        if (sched_kernel(&walk, gw, hw->sm_count, rd, wr, it))
+        const op_work *kw = &works[mo];
+        if (memcmp(gw, kw, sizeof *gw)) {
+            op_work *cw = arena_alloc(a, 1, sizeof *cw);
+            if (!cw)
+                return oom(g, e);
+            *cw = *gw;
+            kw = cw;
+        }
+        if (sched_kernel(&walk, kw, hw->sm_count, rd, wr, it))
             return oom(g, e);
         for (int j = 0; j < s.nout; j++)
             sched_write(&walk, s.xout[j], s.bytes[s.xout[j]]);
