@@ -229,14 +229,22 @@ static int sums_over(const ilp_problem *p, const ilp_sums *u)
            (p->queue_budget_bytes >= 0 && u->qb > p->queue_budget_bytes * f + 1);
 }
 
-/* ilp_eval's time from the sums, with the slowest stage's period P */
-static double sums_time(const ilp_problem *p, const ilp_sums *u, double P)
+/* The pipeline's period from the sums, with the slowest stage's period P: P or the L2 or DRAM
+ * bytes per tile over their bandwidths */
+static double sums_period(const ilp_problem *p, const ilp_sums *u, double P)
 {
     double l2 = p->l2_fixed_bytes + u->l2, dram = p->dram_fixed_bytes + u->dram;
     if (p->l2_Bps > 0 && l2 / p->l2_Bps > P)
         P = l2 / p->l2_Bps;
     if (p->dram_Bps > 0 && dram / p->dram_Bps > P)
         P = dram / p->dram_Bps;
+    return P;
+}
+
+/* ilp_eval's time from the sums, with the slowest stage's period P */
+static double sums_time(const ilp_problem *p, const ilp_sums *u, double P)
+{
+    P = sums_period(p, u, P);
     double n = p->tiles > 1 ? p->tiles - 1 : 0;
     return u->fill + n * P;
 }
@@ -247,9 +255,17 @@ static int sums_may_beat(const ilp_problem *p, const ilp_sums *u, double P, doub
     return !sums_over(p, u) && (best < 0 || sums_time(p, u, P) < best * (1 + ILP_SCREEN_TOL));
 }
 
-/* ilp_exact, with (spare = 1) or without the spare-SM improvement pass. */
-static double exact(const ilp_problem *p, int *choice, int spare)
+/* ilp_exact, with (spare = 1) or without the spare-SM improvement pass. With pmin, also a lower
+ * bound on the period of any allocation that fits (-1 when none): every allocation whose
+ * slowest stage is at most level v takes at least the fewest CTAs reaching v in every stage,
+ * and every resource and every stage's bytes grow with the CTAs; so its period is at least the
+ * least, over the levels whose fewest-CTA allocation fits, of that allocation's period (its
+ * level, or its L2 or DRAM bytes per tile over their bandwidths). Levels the search does not
+ * reach are above the one it stops at, a bound for them. */
+static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
 {
+    if (pmin)
+        *pmin = -1;
     int n = p->nstages;
     for (int i = 0; i < n; i++)
         choice[i] = 0;
@@ -337,12 +353,20 @@ static double exact(const ilp_problem *p, int *choice, int spare)
         }
         if (v < plo)
             continue; /* below a stage's least period: the stages' choices are being set */
-        if (best >= 0 && N1 * prev >= best)
+        if (best >= 0 && N1 * prev >= best) {
+            if (pmin && *pmin > v)
+                *pmin = v;
             break; /* any new allocation has a stage slower than prev */
+        }
         prev = v;
         if (!have_sums) {
             sums_of(p, cur, &u);
             have_sums = 1;
+        }
+        if (pmin && !sums_over(p, &u)) {
+            double pv = sums_period(p, &u, v);
+            if (*pmin < 0 || pv < *pmin)
+                *pmin = pv;
         }
         /* every stage's period is <= v and a popped one's is v: the slowest stage's is v */
         if (!sums_may_beat(p, &u, v, best))
@@ -416,7 +440,7 @@ static double exact(const ilp_problem *p, int *choice, int spare)
 
 double ilp_exact(const ilp_problem *p, int *choice)
 {
-    return exact(p, choice, 0);
+    return exact(p, choice, 0, NULL);
 }
 
 /* Each stage's fewest CTAs with a period <= v (its first candidate when none reaches v). */
@@ -594,7 +618,8 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
     memset(sol->choice, 0, (size_t)(n > 0 ? n : 0) * sizeof *sol->choice);
     sol->fallback = 1;
     sol->gap = 0;
-    double t0 = exact(p, sol->choice, 1);
+    double pst;
+    double t0 = exact(p, sol->choice, 1, &pst);
     double p0 = 0;
     if (t0 < 0) { /* exact checked the problem (valid): -1 when it is not, or nothing fits */
         sol->status = ILP_INFEASIBLE;
@@ -608,30 +633,43 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
     sol->status = ILP_EXACT;
     if (!(t0 > 0))
         return 0; /* nothing to improve */
-    /* a lower bound: the least fill of every stage plus N - 1 of the least period (the exact
-     * search's, which no allocation beats); when the search is that close, GLPK is not needed */
+    /* a lower bound: the least fill of every stage plus N - 1 of the least period any allocation
+     * that fits can have (pst, from the exact search; no higher than the L2 or DRAM bytes per
+     * tile at every stage's least); when the search is that close, GLPK is not needed */
     double lb = 0, N1 = p->tiles > 1 ? p->tiles - 1 : 0;
-    double *fmin = calloc((size_t)n, sizeof *fmin);
-    if (!fmin) {
+    double l2_lb = p->l2_fixed_bytes, dram_lb = p->dram_fixed_bytes;
+    double *fill_min = calloc((size_t)n, sizeof *fill_min);
+    if (!fill_min) {
         sol->status = ILP_EXACT_FAILED;
         return 0;
     }
     for (int i = 0; i < n; i++) {
-        double f = INFINITY;
-        for (int c = 0; c < p->st[i].ncand; c++)
-            if (p->st[i].fill_s[c] < f)
-                f = p->st[i].fill_s[c];
-        fmin[i] = f;
+        const ilp_stage *s = &p->st[i];
+        double f = INFINITY, l2 = INFINITY, dram = INFINITY;
+        for (int c = 0; c < s->ncand; c++) {
+            f = fmin(f, s->fill_s[c]);
+            l2 = fmin(l2, s->l2_bytes[c]);
+            dram = fmin(dram, s->dram_bytes[c]);
+        }
+        fill_min[i] = f;
         lb += f;
+        l2_lb += l2;
+        dram_lb += dram;
     }
+    double pmin = pst > 0 ? pst : 0;
+    if (p->l2_Bps > 0)
+        pmin = fmax(pmin, l2_lb / p->l2_Bps);
+    if (p->dram_Bps > 0)
+        pmin = fmax(pmin, dram_lb / p->dram_Bps);
+    pmin = fmin(pmin, p0); /* rounding: never above the exact search's own */
     double fill_lb = lb;
-    lb += N1 * p0;
+    lb += N1 * pmin;
     sol->bound_s = lb < t0 ? lb : t0;
     sol->gap = (t0 - sol->bound_s) / t0;
     if (sol->gap <= ILP_GAP_DONE) {
         sol->status = ILP_EXACT_BOUND;
         sol->fallback = 0;
-        free(fmin);
+        free(fill_min);
         return 0;
     }
     int total = 0;
@@ -652,7 +690,7 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
     int nx = 0;
     for (int i = 0; i < n; i++) {
         first[i] = nx + 1;
-        int k = prune(p, i, t0, fill_lb - fmin[i], p0, sol->choice[i], kept);
+        int k = prune(p, i, t0, fill_lb - fill_min[i], pmin, sol->choice[i], kept);
         for (int j = 0; j < k; j++) {
             nx++;
             r.stage_of[nx] = i;
@@ -682,7 +720,7 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
             glp_set_obj_coef(lp, col, s->fill_s[r.cand_of[col]] / t0);
         }
         int pc = nx + 1;
-        glp_set_col_bnds(lp, pc, GLP_LO, 0.0, 0.0);
+        glp_set_col_bnds(lp, pc, GLP_LO, pmin / pu, 0.0); /* a valid cut: the LP's P no lower */
         glp_set_obj_coef(lp, pc, N1 * pu / t0);
         for (int i = 0; i < n; i++) {
             const ilp_stage *s = &p->st[i];
@@ -819,7 +857,7 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
         sol->bound_s = bound > 0 && bound < sol->time_s ? bound : sol->time_s;
     sol->gap = sol->time_s > 0 ? (sol->time_s - sol->bound_s) / sol->time_s : 0;
 out:
-    free(fmin);
+    free(fill_min);
     free(r.stage_of);
     free(r.cand_of);
     free(r.start);
