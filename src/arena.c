@@ -129,6 +129,12 @@ void arena_release(arena *a, arena_pos pos)
         a->head->used = pos.used;
 }
 
+void arena_use_huge(arena *a)
+{
+    if (a->nblocks < ARENA_SMALL_BLOCKS)
+        a->nblocks = ARENA_SMALL_BLOCKS;
+}
+
 void arena_free(arena *a)
 {
     arena_block *lists[3] = {a->head, a->spare, a->spare_big};
