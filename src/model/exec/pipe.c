@@ -507,8 +507,8 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             int t = x->root[o->out[k]];
             double b = (double)tensor_out_bytes(x, i, k);
             int leaves = x->max_reader[t] > p->last_op || x->must_write[t] || x->max_reader[t] < 0;
-            int read_inside = 0;
-            for (int k2 = x->rd_start[t]; k2 < x->rd_start[t + 1] && !read_inside; k2++) {
+            int read_inside = 0; /* (only asked when the tensor does not leave) */
+            for (int k2 = x->rd_start[t]; !leaves && k2 < x->rd_start[t + 1] && !read_inside; k2++) {
                 int m = x->rd_op[k2];
                 read_inside = m > i && m <= p->last_op && stage_of[m - p->first_op] != si;
             }

@@ -286,9 +286,9 @@ int sel_search(const wl_graph *g, const op_work *w, const double *rest_s, int ma
                 if (l != len)
                     continue;
             }
-            if (lb && best[j] + lb(ctx, j, end, best[i] - best[j]) >= best[i])
+            if (!valid_now(&v, j)) /* O(1): before the bound, O(length) */
                 continue;
-            if (!valid_now(&v, j))
+            if (lb && best[j] + lb(ctx, j, end, best[i] - best[j]) >= best[i])
                 continue;
             double c = cost(ctx, j, end, best[i] - best[j]);
             if (c >= 0 && best[j] + c < best[i]) {
