@@ -95,15 +95,25 @@ bench "predict, 10,000-op chain, bsp" ms - - 0 "$bin" predict --hw a100 --worklo
 sample "$sruns" "$bin" predict --hw a100 --workload "$dir/chain100000.json" --exec all > "$dir/big"
 put "$(row "predict, 100,000-op chain, all three models" s "<" 5 0 1 1000 < "$dir/big")"
 put "$(row "  its peak memory (RSS)" MB "<" 500 0 3 1000 < "$dir/big")"
-# scaling: CPU seconds (wall-clock without GNU time) per size, least-squares slope of log t on
-# log n over 1,000-100,000 ops
+# scaling: CPU seconds (wall-clock without GNU time) per prediction at each size, less a
+# process's start (kitsune --version), least-squares slope of log t on log n over 1,000-100,000
+# ops. GNU time counts CPU in 10 ms steps: the smaller chains run ceil(30,000 / n) times in one
+# sample (a 1,000-op bsp prediction is a few ms), and the sample is divided by that count.
 col=2
 [ -n "$gtime" ] || col=1
+# per_run REPS COMMAND...: samples of COMMAND run REPS times in a row, per run (column col)
+per_run() {
+    reps=$1
+    shift
+    sample "$sruns" sh -c 'r=$1; shift; i=0; while [ $i -lt "$r" ]; do "$@" >/dev/null || exit 1; i=$((i + 1)); done' \
+        sh "$reps" "$@" | awk -v r="$reps" -v col=$col '$col == "-" { print "-"; next } { print $col / r }'
+}
+start=$(per_run 30 "$bin" --version | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }')
 for e in bsp vf kitsune; do
     : > "$dir/scale-$e"
     for n in 1000 3000 10000 30000 100000; do
-        sample "$sruns" "$bin" predict --hw a100 --workload "$dir/chain$n.json" --exec $e |
-            awk -v n=$n -v col=$col '{print n, $col}' >> "$dir/scale-$e"
+        per_run $(((30000 + n - 1) / n)) "$bin" predict --hw a100 --workload "$dir/chain$n.json" --exec $e |
+            awk -v n=$n -v s="$start" '$1 == "-" { print n, "-"; next } { print n, $1 - s }' >> "$dir/scale-$e"
     done
     fit=$(awk '$2 == "-" { bad = 1 } $2 != "-" { t[$1] = t[$1] " " $2 }
         END {
@@ -112,7 +122,7 @@ for e in bsp vf kitsune; do
                 k = split(t[n], v, " ")
                 for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { s = v[i]; v[i] = v[j]; v[j] = s }
                 y = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-                if (y <= 0) y = 1e-3
+                if (y <= 0) y = 1e-4
                 x = log(n); y = log(y); m++; sx += x; sy += y; sxx += x * x; sxy += x * y
                 if (n == 1000) lo = exp(y); if (n == 100000) hi = exp(y)
             }
