@@ -470,24 +470,16 @@ static int ctx_init(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_wor
 
 /* Per-op time of the ops as vf runs them (the DP's rest costs): each vf kernel's time shared
  * among its ops in proportion to their bsp times (equally when those are zero). */
-static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
+/* Per op, its share of the time of the rest's item that runs it (shares of an item by the ops'
+ * bsp times): what the DP weighs a segment against. v: the run without pipelines (rest as vf). */
+static int rest_costs(ks_ctx *x, const kt_result *v, arena *a, double **out, kt_err *e)
 {
     const wl_graph *g = x->env.g;
-    kt_result v;
-    kt_err e2;
-    err_clear(&e2);
-    vf_opts vo = {x->o->vf_policy, x->o->vf_backward};
     double *s = arena_calloc(a, (size_t)g->nop + 1, sizeof *s);
     if (!s)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    arena_pos mark = arena_mark(a); /* only the times are kept */
-    if (vf_run_scratch(x->env.hw, g, x->env.w, &x->env.c, &vo, NULL, a, &x->scratch, &v, &e2)) {
-        arena_release(a, mark);
-        *out = x->bsp_s; /* vf unavailable: the rest will run bsp */
-        return 0;
-    }
-    for (int k = 0; k < v.nitems; k++) {
-        const kt_item *it = &v.items[k];
+    for (int k = 0; k < v->nitems; k++) {
+        const kt_item *it = &v->items[k];
         double sum = 0;
         int n = 0;
         for (int j = 0; j < it->nops; j++) {
@@ -501,7 +493,6 @@ static int rest_costs(ks_ctx *x, arena *a, double **out, kt_err *e)
             s[i] += it->c.time_s * (sum > 0 ? x->bsp_s[i] / sum : 1.0 / (n ? n : 1));
         }
     }
-    arena_release(a, mark);
     *out = s;
     return 0;
 }
@@ -867,9 +858,17 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     if (!pat || !dp || !plan || !res)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     int npat = sel_patterns(g, works, x->bsp_util, x->env.split_k, pat, g->nop);
-    /* the DP weighs a segment as a pipeline against the same ops as the rest will run them */
+    /* the run without pipelines (kept in full: the choice is checked against it); the DP weighs
+     * a segment as a pipeline against the same ops as the rest runs them there (vf: their
+     * items' times, bsp: their own) */
+    ks_pipeline *none_pp;
+    int none_np;
+    memset(&plan[2], 0, sizeof plan[2]);
+    if (build_set(x, NULL, 0, PIPE_EXACT, a, &none_pp, &none_np, &plan[2], e) ||
+        assemble(x, none_pp, none_np, o->rest_bsp, a, &res[2], &plan[2], e))
+        return -1;
     double *rest_s = x->bsp_s;
-    if (!o->rest_bsp && rest_costs(x, a, &rest_s, e))
+    if (!o->rest_bsp && !plan[2].rest_fallback && rest_costs(x, &res[2], a, &rest_s, e))
         return -1;
     double dp_s;
     x->flops_pre = arena_calloc(a, 2 * ((size_t)g->nop + 1), sizeof(double));
@@ -897,19 +896,26 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run};
     int nsets[NSETS] = {npat, ndp, 0, nraw, nrun};
     double est[NSETS];
+    est[2] = res[2].time_s;
     for (int k = 0; k < NSETS; k++) {
+        if (k == 2)
+            continue;
         ks_pipeline *pp;
         int np;
-        kt_result rk, *rp = k == 2 ? &res[2] : &rk;
-        ks_plan pk, *pkp = k == 2 ? &plan[2] : &pk;
-        memset(pkp, 0, sizeof *pkp);
+        kt_result rk;
+        ks_plan pk;
+        memset(&pk, 0, sizeof pk);
         arena_pos mark = arena_mark(a);
-        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, pkp, e) ||
-            assemble(x, pp, np, o->rest_bsp, a, rp, pkp, e))
+        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, &pk, e))
             return -1;
-        est[k] = rp->time_s; /* only the time is kept: the winner is rebuilt below */
-        if (k == 2) /* no pipelines: kept in full, the choice is checked against it */
-            continue;
+        /* only the time is kept (the winner is rebuilt below); a set that keeps no pipeline
+         * runs as the run without pipelines */
+        if (!np)
+            est[k] = res[2].time_s;
+        else if (assemble(x, pp, np, o->rest_bsp, a, &rk, &pk, e))
+            return -1;
+        else
+            est[k] = rk.time_s;
         arena_release(a, mark);
         x->kept = NULL; /* released with the estimate's items */
     }
