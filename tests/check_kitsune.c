@@ -591,6 +591,45 @@ START_TEST(why_explains_without_changing_the_result)
 }
 END_TEST
 
+/* The run's plan records the same pipelines with every other op bulk-synchronous; with no
+ * pipeline that is the bsp run itself (computed here by bsp_run, without power limits). */
+START_TEST(rest_bsp_without_pipelines_is_bsp)
+{
+    static const char *const GPUS[] = {"v100", "a100"};
+    int none = 0;
+    for (size_t h = 0; h < sizeof GPUS / sizeof *GPUS; h++) {
+        hw_gpu hw = kt_test_hw(GPUS[h]);
+        const char *WL[] = {"dlrm", "nerf", "mgn", "llama3-8b-tok"};
+        for (size_t k = 0; k < sizeof WL / sizeof WL[0]; k++) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, WL[k]);
+            arena a = {0};
+            wl_graph g;
+            kt_err e;
+            err_clear(&e);
+            ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+            op_work *w = op_works(&g, &a, &e);
+            ck_assert_ptr_nonnull(w);
+            cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+            ks_opts o;
+            ks_opts_default(&o);
+            kt_result ks, bsp;
+            ck_assert_msg(ks_run(&hw, &g, w, &c, &o, &a, &ks, &e) == 0, "%s", e.msg);
+            ck_assert_msg(bsp_run(&hw, &g, w, &c, &a, &bsp, &e) == 0, "%s", e.msg);
+            const ks_plan *pl = ks.extra;
+            if (pl->npipelines == 0) {
+                ck_assert_double_eq(pl->rest_bsp_time_s, bsp.time_s);
+                none++;
+            } else {
+                ck_assert_double_lt(pl->rest_bsp_time_s, INFINITY);
+            }
+            arena_free(&a);
+        }
+    }
+    ck_assert_int_gt(none, 0); /* the case without pipelines was met */
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -609,6 +648,7 @@ static Suite *suite(void)
     tcase_add_test(r, no_application_constants);
     tcase_add_test(r, why_explains_without_changing_the_result);
     tcase_add_test(r, never_slower_than_no_pipelines);
+    tcase_add_test(r, rest_bsp_without_pipelines_is_bsp);
     suite_add_tcase(s, r);
     return s;
 }
