@@ -161,21 +161,15 @@ static int valid(const ilp_problem *p)
     return 1;
 }
 
-/* The period of stage i's next frontier entry (exact's merge). */
-static double next_period(const ilp_problem *p, const int *front, const int *at, int i)
-{
-    return p->st[i].period_s[front[at[i]]];
-}
-
-/* Restore the heap (least next period on top) after its top changed. */
-static void sift_down(const ilp_problem *p, const int *front, const int *at, int *heap, int nh)
+/* Restore the heap of stages (least key, the period of its next frontier entry, on top) after
+ * its top changed. */
+static void sift_down(const double *key, int *heap, int nh)
 {
     for (int c = 0;;) {
         int l = 2 * c + 1, m = c;
-        if (l < nh && next_period(p, front, at, heap[l]) < next_period(p, front, at, heap[m]))
+        if (l < nh && key[heap[l]] < key[heap[m]])
             m = l;
-        if (l + 1 < nh &&
-            next_period(p, front, at, heap[l + 1]) < next_period(p, front, at, heap[m]))
+        if (l + 1 < nh && key[heap[l + 1]] < key[heap[m]])
             m = l + 1;
         if (m == c)
             return;
@@ -280,12 +274,14 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
     int *cur = malloc((size_t)n * sizeof *cur);
     int *heap = malloc((size_t)n * sizeof *heap); /* stages by their next frontier period */
     int *at = malloc((size_t)n * sizeof *at);     /* per stage: its next frontier entry */
-    if (!front || !fstart || !cur || !heap || !at) {
+    double *key = malloc((size_t)n * sizeof *key); /* per stage: that entry's period */
+    if (!front || !fstart || !cur || !heap || !at || !key) {
         free(front);
         free(fstart);
         free(cur);
         free(heap);
         free(at);
+        free(key);
         return ilp_eval(p, choice, NULL);
     }
     int nf = 0;
@@ -326,10 +322,9 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
         at[i] = lo - 1;
         if (at[i] < fstart[i])
             continue; /* its frontier is used up */
+        key[i] = p->st[i].period_s[front[at[i]]];
         heap[nh++] = i;
-        for (int c = nh - 1; c > 0 && next_period(p, front, at, heap[(c - 1) / 2]) >
-                                          next_period(p, front, at, heap[c]);
-             c = (c - 1) / 2) {
+        for (int c = nh - 1; c > 0 && key[heap[(c - 1) / 2]] > key[heap[c]]; c = (c - 1) / 2) {
             int t = heap[c];
             heap[c] = heap[(c - 1) / 2];
             heap[(c - 1) / 2] = t;
@@ -339,8 +334,8 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
     ilp_sums u;
     int have_sums = 0;
     while (nh) {
-        double v = next_period(p, front, at, heap[0]);
-        while (nh && next_period(p, front, at, heap[0]) == v) { /* every stage's entry at v */
+        double v = key[heap[0]];
+        while (nh && key[heap[0]] == v) { /* every stage's entry at v */
             int i = heap[0];
             if (have_sums)
                 sums_add(p, i, cur[i], -1, &u);
@@ -349,7 +344,9 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
                 sums_add(p, i, cur[i], 1, &u);
             if (--at[i] < fstart[i]) /* its frontier is used up */
                 heap[0] = heap[--nh];
-            sift_down(p, front, at, heap, nh);
+            else
+                key[i] = p->st[i].period_s[front[at[i]]];
+            sift_down(key, heap, nh);
         }
         if (v < plo)
             continue; /* below a stage's least period: the stages' choices are being set */
@@ -430,6 +427,7 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
     free(cur);
     free(heap);
     free(at);
+    free(key);
     if (best < 0) {
         for (int i = 0; i < n; i++)
             choice[i] = 0;
