@@ -630,6 +630,51 @@ START_TEST(rest_bsp_without_pipelines_is_bsp)
 }
 END_TEST
 
+/* kt_run hands kitsune its bsp and vf runs (ks_opts.bsp, .vf); ks_run alone runs them itself:
+ * the same result either way. */
+START_TEST(shared_runs_change_nothing)
+{
+    hw_gpu hw = a100();
+    const char *WL[] = {"dlrm", "nerf", "mgn"};
+    for (size_t k = 0; k < sizeof WL / sizeof WL[0]; k++)
+        for (int training = 0; training <= 1; training++) {
+            char path[2048];
+            snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, WL[k]);
+            arena a = {0};
+            wl_graph fwd;
+            const wl_graph *g;
+            kt_err e;
+            err_clear(&e);
+            ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &fwd, &e) == 0, "%s", e.msg);
+            ck_assert_int_eq(kt_graph(&fwd, training, 0, &a, &g, &e), 0);
+            op_work *w = op_works(g, &a, &e);
+            ck_assert_ptr_nonnull(w);
+            cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+            ks_opts o;
+            ks_opts_default(&o);
+            kt_result alone;
+            ck_assert_msg(ks_run(&hw, g, w, &c, &o, &a, &alone, &e) == 0, "%s", e.msg);
+            kt_opts ko;
+            kt_opts_default(&ko);
+            ko.training = training;
+            ko.power_policy = KT_POWER_NONE; /* no board limit: kitsune's own times */
+            kt_run_result rr;
+            ck_assert_msg(kt_run(&hw, &fwd, &ko, &a, &rr, &e) == 0, "%s", e.msg);
+            const kt_result *ks = rr.by[EX_KITSUNE];
+            ck_assert_ptr_nonnull(ks);
+            ck_assert_double_eq(ks->time_s, alone.time_s);
+            ck_assert_int_eq(ks->dram_read_bytes, alone.dram_read_bytes);
+            ck_assert_int_eq(ks->dram_write_bytes, alone.dram_write_bytes);
+            ck_assert_int_eq(ks->nitems, alone.nitems);
+            const ks_plan *p1 = ks->extra, *p2 = alone.extra;
+            ck_assert_int_eq(p1->npipelines, p2->npipelines);
+            ck_assert_double_eq(p1->none_time_s, p2->none_time_s);
+            ck_assert_double_eq(p1->rest_bsp_time_s, p2->rest_bsp_time_s);
+            arena_free(&a);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -649,6 +694,7 @@ static Suite *suite(void)
     tcase_add_test(r, why_explains_without_changing_the_result);
     tcase_add_test(r, never_slower_than_no_pipelines);
     tcase_add_test(r, rest_bsp_without_pipelines_is_bsp);
+    tcase_add_test(r, shared_runs_change_nothing);
     suite_add_tcase(s, r);
     return s;
 }

@@ -209,20 +209,26 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
         return -1;
     out->works = works;
     cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = o->graph_launch};
+    /* kitsune reuses the bsp run (with its misses) and the vf run */
+    const kt_result *bsp = NULL, *vf = NULL;
+    int64_t **miss = NULL;
     if (o->exec_mask & EXEC_BSP) {
-        if (bsp_run(hw, g, works, &c, a, &out->res[out->nres], e))
+        bsp = &out->res[out->nres];
+        if (bsp_run_masked(hw, g, works, &c, NULL, a, &out->res[out->nres],
+                           o->exec_mask & EXEC_KITSUNE ? &miss : NULL, e))
             return -1;
         out->nres++;
     }
     if (o->exec_mask & EXEC_VF) {
         vf_opts vo = {o->vf_policy, o->vf_backward};
+        vf = &out->res[out->nres];
         if (vf_run(hw, g, works, &c, &vo, a, &out->res[out->nres], e))
             return -1;
         out->nres++;
     }
     if (o->exec_mask & EXEC_KITSUNE) {
         ks_opts ko = {o->select, o->scheduler_shared, o->rest_bsp, o->vf_policy, o->vf_backward,
-                      o->ilp_time_limit_s, o->why, o->ks_force};
+                      o->ilp_time_limit_s, o->why, o->ks_force, bsp, vf, miss};
         if (ks_run(hw, g, works, &c, &ko, a, &out->res[out->nres], e))
             return -1;
         out->nres++;

@@ -102,25 +102,32 @@ static int bsp_pass(ks_ctx *x, kt_err *e)
 {
     const wl_graph *g = x->env.g;
     kt_result r;
-    /* the run itself (its items: hundreds of bytes an op) in the scratch arena; what is kept,
-     * the per-op numbers and misses, in the result's */
     arena_pos mark = arena_mark(&x->scratch);
-    int64_t **miss;
-    if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, NULL, &x->scratch, &r, &miss, e))
-        return -1;
     x->bsp_s = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(double));
     x->bsp_util = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(double));
     x->bsp_bytes = arena_calloc(x->a, (size_t)g->nop + 1, sizeof(int64_t));
-    x->env.miss = arena_calloc(x->a, (size_t)g->nop + 1, sizeof *x->env.miss);
-    if (!x->bsp_s || !x->bsp_util || !x->bsp_bytes || !x->env.miss)
+    if (!x->bsp_s || !x->bsp_util || !x->bsp_bytes)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-    for (int i = 0; i < g->nop; i++) {
-        if (!miss[i])
-            continue;
-        size_t n = (size_t)g->op[i].nin + 1;
-        if (!(x->env.miss[i] = arena_alloc(x->a, n, sizeof(int64_t))))
+    if (x->o->bsp && x->o->bsp_miss) { /* the caller's bsp run */
+        r = *x->o->bsp;
+        x->env.miss = x->o->bsp_miss;
+    } else {
+        /* the run itself (its items: hundreds of bytes an op) in the scratch arena; what is
+         * kept, the per-op numbers and misses, in the result's */
+        int64_t **miss;
+        if (bsp_run_masked(x->env.hw, g, x->env.w, &x->env.c, NULL, &x->scratch, &r, &miss, e))
+            return -1;
+        x->env.miss = arena_calloc(x->a, (size_t)g->nop + 1, sizeof *x->env.miss);
+        if (!x->env.miss)
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
-        memcpy(x->env.miss[i], miss[i], n * sizeof(int64_t));
+        for (int i = 0; i < g->nop; i++) {
+            if (!miss[i])
+                continue;
+            size_t n = (size_t)g->op[i].nin + 1;
+            if (!(x->env.miss[i] = arena_alloc(x->a, n, sizeof(int64_t))))
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            memcpy(x->env.miss[i], miss[i], n * sizeof(int64_t));
+        }
     }
     for (int k = 0; k < r.nitems; k++) {
         int i = r.items[k].ops[0];
@@ -368,7 +375,15 @@ static int assemble(ks_ctx *x, ks_pipeline *pp, int nseg, int rest_bsp, arena *a
     kt_result rest;
     memset(&rest, 0, sizeof rest);
     int fb = 0;
-    if (!rest_bsp) {
+    if (!rest_bsp && !nseg && x->o->vf) {
+        /* every op runs as the caller's vf run ran it (the same planner over the same graph,
+         * no op excluded): its items, copied (they are sorted here) */
+        rest = *x->o->vf;
+        rest.items = arena_alloc(a, (size_t)rest.nitems + 1, sizeof *rest.items);
+        if (!rest.items)
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        memcpy(rest.items, x->o->vf->items, (size_t)rest.nitems * sizeof *rest.items);
+    } else if (!rest_bsp) {
         kt_err e2;
         err_clear(&e2);
         vf_opts vo = {x->o->vf_policy, x->o->vf_backward};

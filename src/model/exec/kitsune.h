@@ -35,6 +35,12 @@ typedef struct ks_opts {
     double ilp_time_limit_s;
     int why;               /* also explain every candidate subgraph (ks_plan.cands) */
     const ks_force_spec *force; /* NULL, or one imposed pipeline instead of the selection */
+    /* The bsp and vf runs of the same graph, works and cost context when the caller has them
+     * (kt_run), else NULL: kitsune's bsp pass and its run without pipelines take them instead of
+     * running them again. bsp_miss: the bsp run's misses per op and input (bsp_run_masked), in
+     * memory that lives as long as the result; vf: run with vf_policy and vf_backward. */
+    const kt_result *bsp, *vf;
+    int64_t **bsp_miss;
 } ks_opts;
 
 /** A candidate subgraph of the selection and what became of it (map --why). */
