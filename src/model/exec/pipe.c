@@ -600,6 +600,13 @@ static void stage_prep(const pipe_env *x, const ks_pipeline *p, const design *d,
     q->bcast_room = l2_bcast_room(hw);
 }
 
+/* fmax without the libm call on the stage evaluation's hot path (GCC keeps fmax a call unless
+ * NaNs are ruled out): the same value whenever a or b is the larger, else fmax's. */
+static inline double max2(double a, double b)
+{
+    return a > b ? a : b > a ? b : fmax(a, b);
+}
+
 /* Stage q at c CTAs in g groups of c / g column slices each: its terms into *t (every field
  * written). */
 static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int g, stage_eval *t)
@@ -688,7 +695,7 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
         t->body_s = (hand * xfers + rate * slow) / c;
         t->body_cta_s = t->body_s * (double)g;
     }
-    t->period_s = fmax(fmax(comp, t->body_s), fmax(t->port_s, t->queue_s));
+    t->period_s = max2(max2(comp, t->body_s), max2(t->port_s, t->queue_s));
     t->limit = t->period_s == t->body_s && body ? KS_LIMIT_BODY
              : t->period_s == comp              ? KS_LIMIT_COMPUTE
              : t->period_s == t->port_s         ? KS_LIMIT_PORT
