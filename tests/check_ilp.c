@@ -134,22 +134,32 @@ static int against_brute(const ilp_problem *p, int trial)
     return sol.status == ILP_OPTIMAL;
 }
 
+/* A random pipeline's stages: 4..16 SMs (*S), 2..4 stages (returned) drawn by gen over the
+ * candidate counts that fit (cands holds MAXC). */
+typedef void (*stage_gen)(unsigned *, const int *, int, ilp_stage *, double *);
+static int random_stages(unsigned *seed, stage_gen gen, int *S, int *cands, ilp_stage *st,
+                         double (*buf)[5 * MAXC])
+{
+    static const int CAND[MAXC] = {1, 2, 3, 4, 6, 8, 12, 16};
+    *S = 4 + (int)(rnd(seed) % 13);
+    int n = 2 + (int)(rnd(seed) % 3), nc = 0;
+    for (int k = 0; k < MAXC; k++)
+        if (CAND[k] <= *S)
+            cands[nc++] = CAND[k];
+    for (int i = 0; i < n; i++)
+        gen(seed, cands, nc, &st[i], buf[i]);
+    return n;
+}
+
 START_TEST(random_vs_brute_force)
 {
     unsigned seed = 12345;
-    static const int CAND[MAXC] = {1, 2, 3, 4, 6, 8, 12, 16};
     int optimal = 0;
     for (int trial = 0; trial < 80; trial++) {
-        int S = 4 + (int)(rnd(&seed) % 13); /* 4..16 SMs */
-        int n = 2 + (int)(rnd(&seed) % 3);  /* 2..4 stages */
         ilp_stage st[MAXS];
         double buf[MAXS][5 * MAXC];
-        int cands[MAXC], nc = 0;
-        for (int k = 0; k < MAXC; k++)
-            if (CAND[k] <= S)
-                cands[nc++] = CAND[k];
-        for (int i = 0; i < n; i++)
-            random_stage(&seed, cands, nc, &st[i], buf[i]);
+        int S, cands[MAXC];
+        int n = random_stages(&seed, random_stage, &S, cands, st, buf);
         ilp_problem p = {n, st, S, (int)(rnd(&seed) % 2), 64000, 65536,
                          1.0 + (rnd(&seed) % 4 ? rnd(&seed) % 500 : 0),
                          rnd(&seed) % 2 ? 0 : 1e9 + 1e7 * (rnd(&seed) % 100),
@@ -164,21 +174,14 @@ END_TEST
 
 START_TEST(fill_floors_vs_brute_force)
 {
-    static const int CAND[MAXC] = {1, 2, 3, 4, 6, 8, 12, 16};
     static const unsigned SEEDS[] = {1, 2, 3, 12345};
     for (size_t sd = 0; sd < sizeof SEEDS / sizeof *SEEDS; sd++) {
         unsigned seed = SEEDS[sd];
         for (int trial = 0; trial < 3000; trial++) {
-            int S = 4 + (int)(rnd(&seed) % 13);
-            int n = 2 + (int)(rnd(&seed) % 3);
             ilp_stage st[MAXS];
             double buf[MAXS][5 * MAXC];
-            int cands[MAXC], nc = 0;
-            for (int k = 0; k < MAXC; k++)
-                if (CAND[k] <= S)
-                    cands[nc++] = CAND[k];
-            for (int i = 0; i < n; i++)
-                floor_stage(&seed, cands, nc, &st[i], buf[i]);
+            int S, cands[MAXC];
+            int n = random_stages(&seed, floor_stage, &S, cands, st, buf);
             ilp_problem p = {n, st, S, (int)(rnd(&seed) % 2), 64000, 65536,
                              1.0 + rnd(&seed) % 200,
                              rnd(&seed) % 2 ? 0 : 1e8 + 1e7 * (rnd(&seed) % 100), 0,

@@ -601,21 +601,17 @@ START_TEST(rest_bsp_without_pipelines_is_bsp)
         hw_gpu hw = kt_test_hw(GPUS[h]);
         const char *WL[] = {"dlrm", "nerf", "mgn", "llama3-8b-tok"};
         for (size_t k = 0; k < sizeof WL / sizeof WL[0]; k++) {
-            char path[2048];
-            snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, WL[k]);
             arena a = {0};
-            wl_graph g;
-            kt_err e;
-            err_clear(&e);
-            ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
-            op_work *w = op_works(&g, &a, &e);
-            ck_assert_ptr_nonnull(w);
+            const wl_graph *fwd, *g;
+            const op_work *w = kt_test_workload(WL[k], 0, &a, &fwd, &g);
             cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
             ks_opts o;
             ks_opts_default(&o);
             kt_result ks, bsp;
-            ck_assert_msg(ks_run(&hw, &g, w, &c, &o, &a, &ks, &e) == 0, "%s", e.msg);
-            ck_assert_msg(bsp_run(&hw, &g, w, &c, &a, &bsp, &e) == 0, "%s", e.msg);
+            kt_err e;
+            err_clear(&e);
+            ck_assert_msg(ks_run(&hw, g, w, &c, &o, &a, &ks, &e) == 0, "%s", e.msg);
+            ck_assert_msg(bsp_run(&hw, g, w, &c, &a, &bsp, &e) == 0, "%s", e.msg);
             const ks_plan *pl = ks.extra;
             if (pl->npipelines == 0) {
                 ck_assert_double_eq(pl->rest_bsp_time_s, bsp.time_s);
@@ -638,17 +634,11 @@ START_TEST(shared_runs_change_nothing)
     const char *WL[] = {"dlrm", "nerf", "mgn"};
     for (size_t k = 0; k < sizeof WL / sizeof WL[0]; k++)
         for (int training = 0; training <= 1; training++) {
-            char path[2048];
-            snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, WL[k]);
             arena a = {0};
-            wl_graph fwd;
-            const wl_graph *g;
+            const wl_graph *fwd, *g;
+            const op_work *w = kt_test_workload(WL[k], training, &a, &fwd, &g);
             kt_err e;
             err_clear(&e);
-            ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &fwd, &e) == 0, "%s", e.msg);
-            ck_assert_int_eq(kt_graph(&fwd, training, 0, &a, &g, &e), 0);
-            op_work *w = op_works(g, &a, &e);
-            ck_assert_ptr_nonnull(w);
             cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
             ks_opts o;
             ks_opts_default(&o);
@@ -659,7 +649,7 @@ START_TEST(shared_runs_change_nothing)
             ko.training = training;
             ko.power_policy = KT_POWER_NONE; /* no board limit: kitsune's own times */
             kt_run_result rr;
-            ck_assert_msg(kt_run(&hw, &fwd, &ko, &a, &rr, &e) == 0, "%s", e.msg);
+            ck_assert_msg(kt_run(&hw, fwd, &ko, &a, &rr, &e) == 0, "%s", e.msg);
             const kt_result *ks = rr.by[EX_KITSUNE];
             ck_assert_ptr_nonnull(ks);
             ck_assert_double_eq(ks->time_s, alone.time_s);

@@ -17,6 +17,8 @@
 #include "../src/io/wl_json.h"
 #include "../src/model/graph.h"
 #include "../src/model/hw.h"
+#include "../src/model/op.h"
+#include "../src/model/run.h"
 
 /* A shipped hardware description, hw/<name>.json under KT_ROOT; fails the test if it does not load. */
 static inline hw_gpu kt_test_hw(const char *name)
@@ -52,6 +54,26 @@ static inline cJSON *kt_test_hw_tree(const char *name)
     cJSON *t = hw_json_load(path, NULL, &e);
     ck_assert_msg(t != NULL, "%s: %s", path, e.msg);
     return t;
+}
+
+/* workloads/<name>.json under KT_ROOT, allocated in a: its forward graph (*fwd), the graph of
+ * the mode (*g: the training graph when training) and that graph's works. Fails the test if any
+ * step fails. */
+static inline const op_work *kt_test_workload(const char *name, int training, arena *a,
+                                              const wl_graph **fwd, const wl_graph **g)
+{
+    char path[1024];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, name);
+    wl_graph *f = arena_calloc(a, 1, sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(wl_load(path, NULL, 0, 0, a, f, &e) == 0, "%s: %s", path, e.msg);
+    ck_assert_msg(kt_graph(f, training, 0, a, g, &e) == 0, "%s: %s", path, e.msg);
+    const op_work *w = op_works(*g, a, &e);
+    ck_assert_msg(w != NULL, "%s: %s", path, e.msg);
+    *fwd = f;
+    return w;
 }
 
 /* 1 for directory entries named *.json (with a non-empty stem). */
