@@ -1535,8 +1535,19 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     /* the fastest design; among those within HID_TIME_SLACK of it, the fewest DRAM bytes (a
      * compute-bound pipeline is as fast with its weights read once as with them read per block) */
     double tmin = INFINITY, best_dram = INFINITY;
-    for (int pass = 0; pass < 2; pass++)
-        for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2) {
+    /* every design's time and DRAM bytes, evaluated once: the second pass reads them */
+    int nf = 0;
+    for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2)
+        nf++;
+    int na = force && force[0] >= S ? force[0] + 1 : S; /* a0's range */
+    arena_pos mark = arena_mark(a);
+    double *tt = arena_alloc(a, (size_t)nf * (size_t)na * 2, sizeof *tt);
+    double *dd = arena_alloc(a, (size_t)nf * (size_t)na * 2, sizeof *dd);
+    if (!tt || !dd)
+        return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        int fi = 0;
+        for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2, fi++) {
             if (force && f != force_cols)
                 continue;
             for (int a0 = force ? force[0] : 1; a0 <= (force ? force[0] : S - 1); a0++) {
@@ -1546,14 +1557,15 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
                 for (int l2m = 0; l2m <= 1; l2m++) { /* accumulators on chip, or in L2 */
                     if (force && l2m != force_in_l2)
                         continue;
-                    hid_eval_at(x, &h, f, a0, b0, l2m, &e);
-                    double dram = e.dram_rd + e.dram_wr;
+                    size_t k = ((size_t)fi * (size_t)na + (size_t)a0) * 2 + (size_t)l2m;
                     if (pass == 0) {
+                        hid_eval_at(x, &h, f, a0, b0, l2m, &e);
+                        tt[k] = e.time_s;
+                        dd[k] = e.dram_rd + e.dram_wr;
                         tmin = fmin(tmin, e.time_s);
-                    } else if (e.time_s <= tmin * (1 + HID_TIME_SLACK) &&
-                               dram < best_dram * (1 - 1e-12)) {
-                        best = e;
-                        best_dram = dram;
+                    } else if (tt[k] <= tmin * (1 + HID_TIME_SLACK) &&
+                               dd[k] < best_dram * (1 - 1e-12)) {
+                        best_dram = dd[k];
                         best_f = f;
                         best_l2m = l2m;
                         cA = a0;
@@ -1562,8 +1574,11 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
                 }
             }
         }
+    }
+    arena_release(a, mark);
     if (!best_f)
         return 0;
+    hid_eval_at(x, &h, best_f, cA, cB, best_l2m, &best); /* the chosen design in full */
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
