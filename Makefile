@@ -190,7 +190,13 @@ install: $(INST_BIN) $(LIB)
 asan:
 	@$(MAKE) --no-print-directory SAN=1 test
 
-bench: $(BIN)
+# The in-process timer of one prediction (bench/predict_loop.c): make bench's comparison with a
+# peer tool (scripts/bench-genz.sh).
+$(BUILD)/bench/predict_loop: bench/predict_loop.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+bench: $(BIN) $(BUILD)/bench/predict_loop
 	@sh scripts/bench.sh $(BIN)
 
 validate: $(BIN)
