@@ -1995,8 +1995,8 @@ static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, ar
         for (int k = 0; k < o->nout; k++) {
             int t = x->root[o->out[k]];
             int leaves = x->max_reader[t] > last || x->must_write[t] || x->max_reader[t] < 0;
-            int read_inside = 0;
-            for (int k2 = x->rd_start[t]; k2 < x->rd_start[t + 1] && !read_inside; k2++) {
+            int read_inside = 0; /* (only asked when the tensor does not leave) */
+            for (int k2 = x->rd_start[t]; !leaves && k2 < x->rd_start[t + 1] && !read_inside; k2++) {
                 int m = x->rd_op[k2];
                 read_inside = m > i && m <= last && stage_of[m - first] != s;
             }
