@@ -396,6 +396,51 @@ START_TEST(test_estimate_lb)
 }
 END_TEST
 
+/* The stage cache and the exact search's memo change no answer: every segment of a chain whose
+ * pipelines repeat (tests/data/chain40.json), built by the exact search in one environment that
+ * keeps both across segments, against the same segment in an environment without them. */
+START_TEST(caches_change_no_answer)
+{
+    arena a = {0};
+    wl_graph g;
+    kt_test_wl("tests/data/chain40.json", &a, &g);
+    kt_err e;
+    err_clear(&e);
+    op_work *w = op_works(&g, &a, &e);
+    ck_assert_ptr_nonnull(w);
+    hw_gpu hw = kt_test_hw("a100");
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+    pipe_env kept, bare;
+    ck_assert_int_eq(pipe_env_init(&kept, &hw, &g, w, &c, 0, 1.0, &a), 0);
+    ck_assert_int_eq(pipe_env_init(&bare, &hw, &g, w, &c, 0, 1.0, &a), 0);
+    ck_assert_ptr_nonnull(kept.cache);
+    bare.cache = NULL; /* no stage cache, no memo */
+    int built = 0;
+    for (int first = 0; first < g.nop; first++)
+        for (int last = first + 1; last < g.nop && last - first < 12; last++) {
+            if (!sel_valid(&g, w, first, last))
+                continue;
+            ks_pipeline p, q;
+            arena_pos m = arena_mark(&a);
+            ck_assert_int_eq(pipe_build(&kept, first, last, PIPE_EXACT, NULL, 0, &a, &p), 0);
+            ck_assert_int_eq(pipe_build(&bare, first, last, PIPE_EXACT, NULL, 0, &a, &q), 0);
+            ck_assert_msg(p.time_s == q.time_s, "ops %d..%d: %.17g with the caches, %.17g without",
+                          first, last, p.time_s, q.time_s);
+            ck_assert_int_eq(p.nstages, q.nstages);
+            for (int s = 0; s < p.nstages; s++)
+                ck_assert_int_eq(p.stages[s].ctas, q.stages[s].ctas);
+            ck_assert_int_eq(p.tile_rows, q.tile_rows);
+            arena_release(&a, m);
+            built++;
+        }
+    ck_assert_int_gt(built, 100);
+    ck_assert_ptr_nonnull(kept.exact_memo); /* the memo was used */
+    pipe_env_release(&kept);
+    pipe_env_release(&bare);
+    arena_free(&a);
+}
+END_TEST
+
 static Suite *pipe_suite(void)
 {
     Suite *s = suite_create("pipe");
@@ -409,6 +454,7 @@ static Suite *pipe_suite(void)
     tcase_add_test(t, gather_in_pipeline_reads_tables_once);
     tcase_add_test(t, reread_when_l2_overflows);
     tcase_add_test(t, gather_table_read_once_per_l2_half);
+    tcase_add_test(t, caches_change_no_answer);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     t = tcase_create("pipe_estimate_lb");

@@ -238,6 +238,7 @@ static int pipe_item(ks_ctx *x, const ks_pipeline *p, arena *a, kt_item *it)
             return -1;
         *k = x->env;
         k->cache = NULL; /* the cache dies with the run; re-evaluations run uncached */
+        k->exact_memo = NULL;
         memset(&k->cache_arena, 0, sizeof k->cache_arena);
         x->kept = k;
     }

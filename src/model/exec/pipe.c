@@ -43,6 +43,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -1208,9 +1209,89 @@ static void cache_trim(pipe_env *x)
     size_t n = (size_t)x->g->nop + 1;
     arena_free(&x->cache_arena);
     memset(x->cache, 0, n * sizeof *x->cache);
+    x->exact_memo = NULL;
     if (x->rate_arena == &x->cache_arena)
         memset(x->rate, 0, n * sizeof *x->rate);
     x->cache_bytes = 0;
+}
+
+/* ilp_exact's answer for a plan whose every stage is a stage-cache entry. An entry's terms never
+ * change until cache_trim (which drops these too), so the same entries in the same order, the
+ * same per-stage pool, shared memory and registers, and the same problem scalars are the same
+ * problem: the answer is kept (chains and repeated layers meet the same pipelines many times). */
+typedef struct exact_memo {
+    struct exact_memo *next;
+    ilp_problem ip;            /* st not kept */
+    const ilp_stage *st;       /* per stage: tensor, smem and registers (terms: the entries') */
+    pipe_cache_entry **ent;
+    int *choice;
+    double time_s;
+} exact_memo;
+
+enum { EXACT_MEMO_BUCKETS = 4096 };
+
+static int same_problem(const ilp_problem *a, const ilp_problem *b)
+{
+    return a->nstages == b->nstages && a->sm_count == b->sm_count &&
+           a->shared_pool == b->shared_pool && a->smem_per_sm_bytes == b->smem_per_sm_bytes &&
+           a->regs_per_sm_bytes == b->regs_per_sm_bytes && a->tiles == b->tiles &&
+           a->l2_Bps == b->l2_Bps && a->dram_Bps == b->dram_Bps &&
+           a->l2_fixed_bytes == b->l2_fixed_bytes && a->dram_fixed_bytes == b->dram_fixed_bytes &&
+           a->queue_budget_bytes == b->queue_budget_bytes && a->time_limit_s == b->time_limit_s;
+}
+
+static double exact_memo_solve(pipe_env *x, pipe_cache_entry *const *ent, const ilp_problem *ip,
+                               int *choice)
+{
+    int ns = ip->nstages;
+    uint64_t h = 1469598103934665603u;
+    for (int s = 0; s < ns; s++) {
+        if (!ent[s] || !x->cache)
+            return ilp_exact(ip, choice);
+        h = (h ^ (uint64_t)(uintptr_t)ent[s]) * 1099511628211u;
+    }
+    h ^= (uint64_t)ns * 0x9e3779b97f4a7c15u;
+    arena *ca = &x->cache_arena;
+    if (!x->exact_memo) {
+        x->exact_memo = arena_calloc(ca, EXACT_MEMO_BUCKETS, sizeof *x->exact_memo);
+        x->cache_bytes += EXACT_MEMO_BUCKETS * sizeof *x->exact_memo;
+        if (!x->exact_memo)
+            return ilp_exact(ip, choice);
+    }
+    exact_memo **bucket = &x->exact_memo[(h >> 20) % EXACT_MEMO_BUCKETS];
+    for (const exact_memo *m = *bucket; m; m = m->next) {
+        if (!same_problem(&m->ip, ip))
+            continue;
+        int s = 0;
+        while (s < ns && m->ent[s] == ent[s] && m->st[s].tensor == ip->st[s].tensor &&
+               m->st[s].smem_per_cta_bytes == ip->st[s].smem_per_cta_bytes &&
+               m->st[s].regs_per_cta_bytes == ip->st[s].regs_per_cta_bytes)
+            s++;
+        if (s == ns) {
+            memcpy(choice, m->choice, (size_t)ns * sizeof *choice);
+            return m->time_s;
+        }
+    }
+    double t = ilp_exact(ip, choice);
+    exact_memo *m = arena_alloc(ca, 1, sizeof *m);
+    pipe_cache_entry **e = arena_alloc(ca, (size_t)ns, sizeof *e);
+    ilp_stage *st = arena_alloc(ca, (size_t)ns, sizeof *st);
+    int *c = arena_alloc(ca, (size_t)ns, sizeof *c);
+    x->cache_bytes += sizeof *m + (size_t)ns * (sizeof *e + sizeof *st + sizeof *c);
+    if (m && e && st && c) { /* else not kept: the answer stands */
+        memcpy(e, ent, (size_t)ns * sizeof *e);
+        memcpy(st, ip->st, (size_t)ns * sizeof *st);
+        memcpy(c, choice, (size_t)ns * sizeof *c);
+        m->ip = *ip;
+        m->ip.st = NULL;
+        m->st = st;
+        m->ent = e;
+        m->choice = c;
+        m->time_s = t;
+        m->next = *bucket;
+        *bucket = m;
+    }
+    return t;
 }
 
 /* ---- Hidden-dimension streaming (Kitsune paper section 4: "Linear -> elementwise -> Linear with
@@ -1709,7 +1790,8 @@ static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const 
             memset(choice, 0, (size_t)ns * sizeof *choice);
             t = finish(x, p, &d, &tp, choice, 0);
         } else {
-            if ((use_ilp ? ilp_exact(&tp.ip, choice) : ilp_estimate(&tp.ip, choice)) < 0)
+            if ((use_ilp ? exact_memo_solve(x, tp.ent, &tp.ip, choice)
+                         : ilp_estimate(&tp.ip, choice)) < 0)
                 continue;
             t = finish(x, p, &d, &tp, choice, 0);
         }
@@ -1739,7 +1821,7 @@ static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const 
         best = tp; /* ilp_solve below starts from the exact search on these candidates */
         best_t = INFINITY;
         if (use_ilp == PIPE_EXACT) { /* the exact search alone, no MILP */
-            if (ilp_exact(&best.ip, best_choice) < 0) {
+            if (exact_memo_solve(x, best.ent, &best.ip, best_choice) < 0) {
                 memset(best_choice, 0, (size_t)ns * sizeof *best_choice);
                 if (mark_infeasible(p, &best.ip, best_choice, a))
                     return -1;
@@ -1761,7 +1843,7 @@ static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const 
              * the exact search's allocation when that is faster end to end */
             memcpy(best_choice, choice, (size_t)ns * sizeof *choice);
             int *ex = arena_calloc(a, (size_t)ns + 1, sizeof(int));
-            if (ex && ilp_exact(&best.ip, ex) >= 0 &&
+            if (ex && exact_memo_solve(x, best.ent, &best.ip, ex) >= 0 &&
                 finish(x, p, &d, &best, ex, 0) < finish(x, p, &d, &best, best_choice, 0))
                 memcpy(best_choice, ex, (size_t)ns * sizeof *ex);
         } else { /* nothing fits on the full candidates: one CTA per stage */

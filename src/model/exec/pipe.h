@@ -175,6 +175,8 @@ typedef struct pipe_env {
     /* stage evaluations the selection search reuses across segments (per work class of the
      * stage's op; NULL: no cache) */
     struct pipe_cache_entry **cache;
+    struct exact_memo **exact_memo; /* ilp_exact's answers for plans made of cache entries
+                                       (hash buckets, in cache_arena; NULL: none yet) */
     arena cache_arena;       /* owns the cache and the rate rows: pipe_env_release frees it */
     size_t cache_bytes;      /* allocated in cache_arena; beyond PIPE_CACHE_BYTES both start
                                 over (recomputed when needed: the same values) */
