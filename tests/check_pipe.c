@@ -420,18 +420,25 @@ START_TEST(caches_change_no_answer)
         for (int last = first + 1; last < g.nop && last - first < 12; last++) {
             if (!sel_valid(&g, w, first, last))
                 continue;
-            ks_pipeline p, q;
-            arena_pos m = arena_mark(&a);
-            ck_assert_int_eq(pipe_build(&kept, first, last, PIPE_EXACT, NULL, 0, &a, &p), 0);
-            ck_assert_int_eq(pipe_build(&bare, first, last, PIPE_EXACT, NULL, 0, &a, &q), 0);
-            ck_assert_msg(p.time_s == q.time_s, "ops %d..%d: %.17g with the caches, %.17g without",
-                          first, last, p.time_s, q.time_s);
-            ck_assert_int_eq(p.nstages, q.nstages);
-            for (int s = 0; s < p.nstages; s++)
-                ck_assert_int_eq(p.stages[s].ctas, q.stages[s].ctas);
-            ck_assert_int_eq(p.tile_rows, q.tile_rows);
-            arena_release(&a, m);
-            built++;
+            /* the exact search, and (shorter segments) the MILP mapping */
+            for (int mode = 0; mode < (last - first < 6 ? 2 : 1); mode++) {
+                int use = mode ? 1 : PIPE_EXACT;
+                ks_pipeline p, q;
+                arena_pos m = arena_mark(&a);
+                ck_assert_int_eq(pipe_build(&kept, first, last, use, NULL, 0, &a, &p), 0);
+                ck_assert_int_eq(pipe_build(&bare, first, last, use, NULL, 0, &a, &q), 0);
+                ck_assert_msg(p.time_s == q.time_s,
+                              "ops %d..%d (%d): %.17g with the caches, %.17g without", first,
+                              last, use, p.time_s, q.time_s);
+                ck_assert_int_eq(p.nstages, q.nstages);
+                for (int s = 0; s < p.nstages; s++)
+                    ck_assert_int_eq(p.stages[s].ctas, q.stages[s].ctas);
+                ck_assert_int_eq(p.tile_rows, q.tile_rows);
+                ck_assert_int_eq(p.ilp_status, q.ilp_status);
+                ck_assert(p.ilp_bound_s == q.ilp_bound_s);
+                arena_release(&a, m);
+                built++;
+            }
         }
     ck_assert_int_gt(built, 100);
     ck_assert_ptr_nonnull(kept.exact_memo); /* the memo was used */

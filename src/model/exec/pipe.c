@@ -1221,11 +1221,14 @@ static void cache_trim(pipe_env *x)
  * problem: the answer is kept (chains and repeated layers meet the same pipelines many times). */
 typedef struct exact_memo {
     struct exact_memo *next;
+    int solve;                 /* 0: ilp_exact's answer, 1: ilp_solve's (sol, rc) */
     ilp_problem ip;            /* st not kept */
     const ilp_stage *st;       /* per stage: tensor, smem and registers (terms: the entries') */
     pipe_cache_entry **ent;
     int *choice;
     double time_s;
+    ilp_solution sol;          /* ilp_solve: its solution (choice: the array above) */
+    int rc;
 } exact_memo;
 
 enum { EXACT_MEMO_BUCKETS = 4096 };
@@ -1240,58 +1243,105 @@ static int same_problem(const ilp_problem *a, const ilp_problem *b)
            a->queue_budget_bytes == b->queue_budget_bytes && a->time_limit_s == b->time_limit_s;
 }
 
-static double exact_memo_solve(pipe_env *x, pipe_cache_entry *const *ent, const ilp_problem *ip,
-                               int *choice)
+/* The memo's bucket for a plan (NULL: not memoizable - a stage outside the cache - or no
+ * memory), and its kept answer of that kind when it has one (*hit). */
+static exact_memo **memo_find(pipe_env *x, pipe_cache_entry *const *ent, const ilp_problem *ip,
+                              int solve, const exact_memo **hit)
 {
     int ns = ip->nstages;
+    *hit = NULL;
     uint64_t h = 1469598103934665603u;
     for (int s = 0; s < ns; s++) {
         if (!ent[s] || !x->cache)
-            return ilp_exact(ip, choice);
+            return NULL;
         h = (h ^ (uint64_t)(uintptr_t)ent[s]) * 1099511628211u;
     }
     h ^= (uint64_t)ns * 0x9e3779b97f4a7c15u;
-    arena *ca = &x->cache_arena;
     if (!x->exact_memo) {
-        x->exact_memo = arena_calloc(ca, EXACT_MEMO_BUCKETS, sizeof *x->exact_memo);
+        x->exact_memo = arena_calloc(&x->cache_arena, EXACT_MEMO_BUCKETS, sizeof *x->exact_memo);
         x->cache_bytes += EXACT_MEMO_BUCKETS * sizeof *x->exact_memo;
         if (!x->exact_memo)
-            return ilp_exact(ip, choice);
+            return NULL;
     }
     exact_memo **bucket = &x->exact_memo[(h >> 20) % EXACT_MEMO_BUCKETS];
-    for (const exact_memo *m = *bucket; m; m = m->next) {
-        if (!same_problem(&m->ip, ip))
+    for (const exact_memo *m = *bucket; m && !*hit; m = m->next) {
+        if (m->solve != solve || !same_problem(&m->ip, ip))
             continue;
         int s = 0;
         while (s < ns && m->ent[s] == ent[s] && m->st[s].tensor == ip->st[s].tensor &&
                m->st[s].smem_per_cta_bytes == ip->st[s].smem_per_cta_bytes &&
                m->st[s].regs_per_cta_bytes == ip->st[s].regs_per_cta_bytes)
             s++;
-        if (s == ns) {
-            memcpy(choice, m->choice, (size_t)ns * sizeof *choice);
-            return m->time_s;
-        }
+        if (s == ns)
+            *hit = m;
     }
-    double t = ilp_exact(ip, choice);
-    exact_memo *m = arena_alloc(ca, 1, sizeof *m);
+    return bucket;
+}
+
+/* Keep an answer (choice of ns stages) in bucket; when memory runs out it is not kept. */
+static exact_memo *memo_keep(pipe_env *x, exact_memo **bucket, pipe_cache_entry *const *ent,
+                             const ilp_problem *ip, int solve, const int *choice)
+{
+    int ns = ip->nstages;
+    arena *ca = &x->cache_arena;
+    exact_memo *m = arena_calloc(ca, 1, sizeof *m);
     pipe_cache_entry **e = arena_alloc(ca, (size_t)ns, sizeof *e);
     ilp_stage *st = arena_alloc(ca, (size_t)ns, sizeof *st);
     int *c = arena_alloc(ca, (size_t)ns, sizeof *c);
     x->cache_bytes += sizeof *m + (size_t)ns * (sizeof *e + sizeof *st + sizeof *c);
-    if (m && e && st && c) { /* else not kept: the answer stands */
-        memcpy(e, ent, (size_t)ns * sizeof *e);
-        memcpy(st, ip->st, (size_t)ns * sizeof *st);
-        memcpy(c, choice, (size_t)ns * sizeof *c);
-        m->ip = *ip;
-        m->ip.st = NULL;
-        m->st = st;
-        m->ent = e;
-        m->choice = c;
-        m->time_s = t;
-        m->next = *bucket;
-        *bucket = m;
+    if (!m || !e || !st || !c)
+        return NULL;
+    memcpy(e, ent, (size_t)ns * sizeof *e);
+    memcpy(st, ip->st, (size_t)ns * sizeof *st);
+    memcpy(c, choice, (size_t)ns * sizeof *c);
+    m->solve = solve;
+    m->ip = *ip;
+    m->ip.st = NULL;
+    m->st = st;
+    m->ent = e;
+    m->choice = c;
+    m->next = *bucket;
+    *bucket = m;
+    return m;
+}
+
+static double exact_memo_solve(pipe_env *x, pipe_cache_entry *const *ent, const ilp_problem *ip,
+                               int *choice)
+{
+    const exact_memo *hit;
+    exact_memo **bucket = memo_find(x, ent, ip, 0, &hit);
+    if (hit) {
+        memcpy(choice, hit->choice, (size_t)ip->nstages * sizeof *choice);
+        return hit->time_s;
     }
+    double t = ilp_exact(ip, choice);
+    exact_memo *m = bucket ? memo_keep(x, bucket, ent, ip, 0, choice) : NULL;
+    if (m)
+        m->time_s = t;
     return t;
+}
+
+/* ilp_solve through the same memo (the MILP of a repeated layer's pipeline is solved once). */
+static int solve_memo(pipe_env *x, pipe_cache_entry *const *ent, const ilp_problem *ip,
+                      ilp_solution *sol)
+{
+    const exact_memo *hit;
+    exact_memo **bucket = memo_find(x, ent, ip, 1, &hit);
+    int *choice = sol->choice;
+    if (hit) {
+        *sol = hit->sol;
+        sol->choice = choice;
+        memcpy(choice, hit->choice, (size_t)ip->nstages * sizeof *choice);
+        return hit->rc;
+    }
+    int rc = ilp_solve(ip, sol);
+    exact_memo *m = bucket ? memo_keep(x, bucket, ent, ip, 1, sol->choice) : NULL;
+    if (m) {
+        m->sol = *sol;
+        m->sol.choice = NULL;
+        m->rc = rc;
+    }
+    return rc;
 }
 
 /* ---- Hidden-dimension streaming (Kitsune paper section 4: "Linear -> elementwise -> Linear with
@@ -1837,7 +1887,7 @@ static int pipe_build_rows(pipe_env *x, int first, int last, int use_ilp, const 
         ilp_solution sol;
         memset(&sol, 0, sizeof sol);
         sol.choice = choice;
-        int solved = ilp_solve(&best.ip, &sol) == 0;
+        int solved = solve_memo(x, best.ent, &best.ip, &sol) == 0;
         if (solved) {
             /* the MILP's objective leaves out what finish adds (setup, hops, ring spills): keep
              * the exact search's allocation when that is faster end to end */
