@@ -625,7 +625,7 @@ int cli_main(const cli_command *cmd, int argc, char **argv)
     static cli_ctx x;
     memset(&x, 0, sizeof x);
     /* every run's results live here until the output is written (3 MB for compare --workload
-     * all --mode both): huge blocks fault once per 2 MiB (524 page faults instead of 776) */
+     * all --mode both): huge blocks fault once per 2 MiB (557 page faults instead of 776) */
     arena_use_huge(&x.a);
     x.cmd = cmd;
     x.argc = argc;

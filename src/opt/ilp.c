@@ -632,8 +632,9 @@ int ilp_solve(const ilp_problem *p, ilp_solution *sol)
     if (!(t0 > 0))
         return 0; /* nothing to improve */
     /* a lower bound: the least fill of every stage plus N - 1 of the least period any allocation
-     * that fits can have (pst, from the exact search; no higher than the L2 or DRAM bytes per
-     * tile at every stage's least); when the search is that close, GLPK is not needed */
+     * that fits can have - the exact search's bound pst, and at least the L2 or DRAM bytes per
+     * tile at every stage's least (what stands when the search met no level that fits); when
+     * the search is that close, GLPK is not needed */
     double lb = 0, N1 = p->tiles > 1 ? p->tiles - 1 : 0;
     double l2_lb = p->l2_fixed_bytes, dram_lb = p->dram_fixed_bytes;
     double *fill_min = calloc((size_t)n, sizeof *fill_min);

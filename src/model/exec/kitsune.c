@@ -486,10 +486,9 @@ static int ctx_init(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     return 0;
 }
 
-/* Per-op time of the ops as vf runs them (the DP's rest costs): each vf kernel's time shared
- * among its ops in proportion to their bsp times (equally when those are zero). */
-/* Per op, its share of the time of the rest's item that runs it (shares of an item by the ops'
- * bsp times): what the DP weighs a segment against. v: the run without pipelines (rest as vf). */
+/* Per-op time of the ops as vf runs them (the DP's rest costs): each kernel's time of v (the run
+ * without pipelines, rest as vf) shared among its ops in proportion to their bsp times (equally
+ * when those are zero). */
 static int rest_costs(ks_ctx *x, const kt_result *v, arena *a, double **out, kt_err *e)
 {
     const wl_graph *g = x->env.g;

@@ -573,7 +573,7 @@ typedef struct stage_pre {
     const ks_stage *st;
     const stage_io *io;
     int body;                    /* a stage_body runtime */
-    double N, out_tile, room, acc_cap, tsync, slice_bytes;
+    double N, out_tile, room, acc_cap, tsync;
     double l2_Bps, dram_Bps, port, bcast_room;
 } stage_pre;
 
@@ -718,7 +718,6 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
 /* A stage at c CTAs, with its count-independent terms q: the cheapest of its splits. */
 static void stage_at_pre(pipe_env *x, const stage_pre *q, int c, stage_eval *e)
 {
-    const hw_gpu *hw = x->hw;
     const ks_stage *st = q->st;
     const stage_io *io = q->io;
     memset(e, 0, sizeof *e);
@@ -756,7 +755,6 @@ static void stage_at_pre(pipe_env *x, const stage_pre *q, int c, stage_eval *e)
             *e = t;
         }
     }
-    (void)hw;
 }
 
 static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, int c, int64_t tm,
@@ -835,7 +833,6 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         /* an imposed allocation: each stage's one CTA count */
         const int *cand = force ? &force[s] : cand0;
         int ncand = force ? 1 : ncand0;
-        tp->ent[s] = NULL;
         ilp_stage *is = &tp->ist[s];
         is->tensor = st->tensor;
         is->ncand = ncand;
@@ -1655,9 +1652,7 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
         return m;
     const hw_gpu *hw = x->hw;
     int S = hw->sm_count;
-    hid_eval best, e;
-    memset(&best, 0, sizeof best);
-    best.time_s = INFINITY;
+    hid_eval best, e; /* best: the chosen design, evaluated once it is known */
     int64_t best_f = 0;
     int cA = 0, cB = 0, best_l2m = 0;
     int force_in_l2 = force_cols < 0; /* an imposed design with its accumulators in L2 */

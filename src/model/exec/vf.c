@@ -72,8 +72,8 @@ typedef struct vf_group {
      * has one per op) */
     const char *why;      /* why the group ended (a consumer that did not join), at most
                              WHY_CHARS - 1 characters */
-    const char *rules;    /* thresholds of the rules that fused it, "; "-separated, shorter
-                             than RULES_CHARS - 2 */
+    const char *rules;    /* thresholds of the rules that fused it, "; "-separated, at most
+                             RULES_CHARS - 1 characters (append_rule drops what would not fit) */
 } vf_group;
 
 /* The group graph (an edge h -> x when a member of x reads a tensor a member of h writes), for
