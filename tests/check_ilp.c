@@ -308,6 +308,28 @@ START_TEST(one_tile_is_fill_only)
 }
 END_TEST
 
+START_TEST(falling_bytes_keep_the_bound)
+{
+    /* Stage A's DRAM bytes per tile fall from 3000 at 2 CTAs to 0 at 3 (a weight slice that
+     * becomes resident); B needs 1 CTA. DRAM 1e9 B/s, 101 tiles, periods in us. The fewest
+     * CTAs reaching 2 us give A 2 CTAs and a 3 us DRAM-bound period (time 2 + 1 + 100 x 3 =
+     * 303 us); A at 3 CTAs reaches 2 us without DRAM traffic: 2 + 1 + 100 x 2 = 203 us, the
+     * optimum. A bound that takes bytes to grow with CTAs is 303 us and stops the search
+     * there. */
+    static const int CA[] = {1, 2, 3}, CB[] = {1};
+    double pa[3] = {4e-6, 2e-6, 2e-6}, da[3] = {0, 3000, 0}, za[3] = {0, 0, 0};
+    double pb[1] = {1e-6}, zb[1] = {0};
+    ilp_stage st[2] = {{1, 3, CA, pa, za, da, pa, za, 0, 0}, {1, 1, CB, pb, zb, zb, pb, zb, 0, 0}};
+    ilp_problem p = {2, st, 4, 1, 1, 1, 101, 0, 1e9, 0, 0, -1, 5.0};
+    int ch[2];
+    ilp_solution sol = {.choice = ch};
+    ck_assert_int_eq(ilp_solve(&p, &sol), 0);
+    ck_assert_int_eq(CA[ch[0]], 3);
+    ck_assert_double_eq_tol(sol.time_s, 203e-6, 1e-15);
+    ck_assert(sol.bound_s <= 203e-6 * (1 + 1e-12));
+}
+END_TEST
+
 START_TEST(equal_stages_split_evenly)
 {
     /* two Tensor stages with the same linear rate, many tiles: the optimum is S/2 each */
@@ -377,6 +399,7 @@ static Suite *suite(void)
     tcase_add_test(t, fill_floors_vs_brute_force);
     tcase_add_test(t, exact_is_its_definition);
     tcase_add_test(t, one_tile_is_fill_only);
+    tcase_add_test(t, falling_bytes_keep_the_bound);
     tcase_add_test(t, equal_stages_split_evenly);
     tcase_add_test(t, bounds_and_failures);
     suite_add_tcase(s, t);

@@ -251,11 +251,13 @@ static int sums_may_beat(const ilp_problem *p, const ilp_sums *u, double P, doub
 
 /* ilp_exact, with (spare = 1) or without the spare-SM improvement pass. With pmin, also a lower
  * bound on the period of any allocation that fits (-1 when none): every allocation whose
- * slowest stage is at most level v takes at least the fewest CTAs reaching v in every stage,
- * and every resource and every stage's bytes grow with the CTAs; so its period is at least the
- * least, over the levels whose fewest-CTA allocation fits, of that allocation's period (its
- * level, or its L2 or DRAM bytes per tile over their bandwidths). Levels the search does not
- * reach are above the one it stops at, a bound for them. */
+ * slowest stage is at most level v gives every stage at least its fewest CTAs reaching v, and
+ * every resource grows with the CTAs; so its period is at least the least, over the levels
+ * whose fewest-CTA allocation fits, of the level and of the L2 and DRAM bytes per tile over
+ * their bandwidths, each stage counted at its least bytes at or above its fewest CTAs (bytes
+ * need not grow with the CTAs: a weight slice that becomes resident at more column slices
+ * leaves the per-tile traffic). Levels the search does not reach are above the one it stops
+ * at, a bound for them. */
 static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
 {
     if (pmin)
@@ -270,12 +272,17 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
     for (int i = 0; i < n; i++)
         total += p->st[i].ncand;
     int *front = malloc((size_t)total * sizeof *front);
+    /* with pmin: per stage and candidate, the least L2 and DRAM bytes at it or above */
+    double *sl2 = pmin ? malloc(2 * (size_t)total * sizeof *sl2) : NULL;
+    int *soff = pmin ? malloc(((size_t)n + 1) * sizeof *soff) : NULL;
     int *fstart = malloc(((size_t)n + 1) * sizeof *fstart);
     int *cur = malloc((size_t)n * sizeof *cur);
     int *heap = malloc((size_t)n * sizeof *heap); /* stages by their next frontier period */
     int *at = malloc((size_t)n * sizeof *at);     /* per stage: its next frontier entry */
     double *key = malloc((size_t)n * sizeof *key); /* per stage: that entry's period */
-    if (!front || !fstart || !cur || !heap || !at || !key) {
+    if (!front || !fstart || !cur || !heap || !at || !key || (pmin && (!sl2 || !soff))) {
+        free(sl2);
+        free(soff);
         free(front);
         free(fstart);
         free(cur);
@@ -283,6 +290,20 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
         free(at);
         free(key);
         return ilp_eval(p, choice, NULL);
+    }
+    if (pmin) {
+        soff[0] = 0;
+        for (int i = 0; i < n; i++) {
+            const ilp_stage *s = &p->st[i];
+            int o = soff[i];
+            soff[i + 1] = o + s->ncand;
+            for (int c = s->ncand - 1; c >= 0; c--) {
+                int last = c == s->ncand - 1;
+                sl2[2 * (o + c)] = last ? s->l2_bytes[c] : fmin(s->l2_bytes[c], sl2[2 * (o + c + 1)]);
+                sl2[2 * (o + c) + 1] =
+                    last ? s->dram_bytes[c] : fmin(s->dram_bytes[c], sl2[2 * (o + c + 1) + 1]);
+            }
+        }
     }
     int nf = 0;
     double plo = 0;
@@ -361,7 +382,13 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
             have_sums = 1;
         }
         if (pmin && !sums_over(p, &u)) {
-            double pv = sums_period(p, &u, v);
+            ilp_sums w = u;
+            w.l2 = w.dram = 0;
+            for (int i = 0; i < n; i++) {
+                w.l2 += sl2[2 * (soff[i] + cur[i])];
+                w.dram += sl2[2 * (soff[i] + cur[i]) + 1];
+            }
+            double pv = sums_period(p, &w, v);
             if (*pmin < 0 || pv < *pmin)
                 *pmin = pv;
         }
@@ -422,6 +449,8 @@ static double exact(const ilp_problem *p, int *choice, int spare, double *pmin)
             best = bt;
         }
     }
+    free(sl2);
+    free(soff);
     free(front);
     free(fstart);
     free(cur);
