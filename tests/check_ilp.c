@@ -101,37 +101,54 @@ static void floor_stage(unsigned *seed, const int *cands, int nc, ilp_stage *st,
     st->smem_per_cta_bytes = 0;
 }
 
-/* ilp_solve, ilp_exact and ilp_estimate on one random problem against the brute force; 1 when
+/* ilp_solve's answer to p against the brute force's want */
+static void solve_vs_brute(const ilp_problem *p, double want, int trial, ilp_solution *sol)
+{
+    int rc = ilp_solve(p, sol);
+    if (want < 0) {
+        ck_assert_int_eq(rc, -1);
+        return;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(sol->status == ILP_OPTIMAL || sol->status == ILP_EXACT_BOUND,
+                  "trial %d status %s (bb_nodes %ld)", trial, ilp_status_name(sol->status),
+                  p->bb_nodes);
+    /* optimal, or proven within the 1% of the time the bound allows */
+    double tol = sol->status == ILP_OPTIMAL ? 1e-6 : 1 / (1 - 1e-2) - 1 + 1e-9;
+    ck_assert_msg(sol->time_s >= want * (1 - 1e-9) && sol->time_s <= want * (1 + tol),
+                  "trial %d: ilp %g brute %g (%s, bb_nodes %ld)", trial, sol->time_s, want,
+                  ilp_status_name(sol->status), p->bb_nodes);
+    ck_assert_double_eq_tol(ilp_eval(p, sol->choice, NULL), sol->time_s, 1e-9 * want);
+    ck_assert_msg(sol->bound_s <= want * (1 + 1e-9), "trial %d: bound %g above the optimum %g",
+                  trial, sol->bound_s, want);
+}
+
+/* ilp_solve (its branch and bound; GLPK's MILP alone; GLPK after a branch and bound out of
+ * nodes), ilp_exact and ilp_estimate on one random problem against the brute force; 1 when
  * GLPK proved the optimum. */
 static int against_brute(const ilp_problem *p, int trial)
 {
     int choice[MAXS], ch2[MAXS];
     ilp_solution sol = {.choice = choice};
     double want = brute(p);
-    int rc = ilp_solve(p, &sol);
+    ilp_problem q = *p;
+    q.bb_nodes = 1;
+    solve_vs_brute(&q, want, trial, &sol);
+    q.bb_nodes = -1;
+    solve_vs_brute(&q, want, trial, &sol);
+    int glpk = want >= 0 && sol.status == ILP_OPTIMAL;
+    solve_vs_brute(p, want, trial, &sol);
     if (want < 0) {
-        ck_assert_int_eq(rc, -1);
         ck_assert_double_eq(ilp_exact(p, ch2), -1);
         return 0;
     }
-    ck_assert_int_eq(rc, 0);
-    ck_assert_msg(sol.status == ILP_OPTIMAL || sol.status == ILP_EXACT_BOUND,
-                  "trial %d status %s", trial, ilp_status_name(sol.status));
-    /* optimal, or proven within the 1% of the time the bound allows */
-    double tol = sol.status == ILP_OPTIMAL ? 1e-6 : 1 / (1 - 1e-2) - 1 + 1e-9;
-    ck_assert_msg(sol.time_s >= want * (1 - 1e-9) && sol.time_s <= want * (1 + tol),
-                  "trial %d: ilp %g brute %g (%s)", trial, sol.time_s, want,
-                  ilp_status_name(sol.status));
-    ck_assert_double_eq_tol(ilp_eval(p, choice, NULL), sol.time_s, 1e-9 * want);
-    ck_assert_msg(sol.bound_s <= want * (1 + 1e-9), "trial %d: bound %g above the optimum %g",
-                  trial, sol.bound_s, want);
     /* the exact search and the estimate are feasible and never better than the optimum */
     double te = ilp_exact(p, ch2);
     ck_assert(te >= want * (1 - 1e-9));
     double tq = ilp_estimate(p, ch2);
     ck_assert(tq >= want * (1 - 1e-9));
     ck_assert_double_eq_tol(ilp_eval(p, ch2, NULL), tq, 1e-9 * tq);
-    return sol.status == ILP_OPTIMAL;
+    return glpk;
 }
 
 /* A random pipeline's stages: 4..16 SMs (*S), 2..4 stages (returned) drawn by gen over the
@@ -165,7 +182,7 @@ START_TEST(random_vs_brute_force)
                          rnd(&seed) % 2 ? 0 : 1e9 + 1e7 * (rnd(&seed) % 100),
                          rnd(&seed) % 2 ? 0 : 1e9,
                          0, rnd(&seed) % 2 ? 0 : 500.0,
-                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 100), 5.0};
+                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 100), 5.0, 0};
         optimal += against_brute(&p, trial);
     }
     ck_assert_int_ge(optimal, 5); /* GLPK itself was exercised */
@@ -185,7 +202,7 @@ START_TEST(fill_floors_vs_brute_force)
             ilp_problem p = {n, st, S, (int)(rnd(&seed) % 2), 64000, 65536,
                              1.0 + rnd(&seed) % 200,
                              rnd(&seed) % 2 ? 0 : 1e8 + 1e7 * (rnd(&seed) % 100), 0,
-                             0, 0, -1, 5.0};
+                             0, 0, -1, 5.0, 0};
             against_brute(&p, trial);
         }
     }
@@ -274,7 +291,7 @@ START_TEST(exact_is_its_definition)
                          1.0 + rnd(&seed) % 2000,
                          rnd(&seed) % 2 ? 0 : 1e9 + 1e7 * (rnd(&seed) % 100),
                          rnd(&seed) % 2 ? 0 : 1e9, 0, 0,
-                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 400), 5.0};
+                         rnd(&seed) % 2 ? -1 : 2000.0 + 500.0 * (rnd(&seed) % 400), 5.0, 0};
         int got[BS], want[BS];
         double tw = levels_ref(&p, want);
         double tg = ilp_exact(&p, got);
@@ -299,7 +316,7 @@ START_TEST(one_tile_is_fill_only)
     double per[3] = {4, 2, 1}, l2[3] = {0, 0, 0}, dr[3] = {0, 0, 0}, fill[3] = {3, 2, 5},
            qb[3] = {0, 0, 0};
     ilp_stage st[1] = {{1, 3, C, per, l2, dr, fill, qb, 0, 0}};
-    ilp_problem p = {1, st, 4, 0, 1, 1, 1, 0, 0, 0, 0, -1, 5.0};
+    ilp_problem p = {1, st, 4, 0, 1, 1, 1, 0, 0, 0, 0, -1, 5.0, 0};
     int ch[1];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
@@ -320,7 +337,7 @@ START_TEST(falling_bytes_keep_the_bound)
     double pa[3] = {4e-6, 2e-6, 2e-6}, da[3] = {0, 3000, 0}, za[3] = {0, 0, 0};
     double pb[1] = {1e-6}, zb[1] = {0};
     ilp_stage st[2] = {{1, 3, CA, pa, za, da, pa, za, 0, 0}, {1, 1, CB, pb, zb, zb, pb, zb, 0, 0}};
-    ilp_problem p = {2, st, 4, 1, 1, 1, 101, 0, 1e9, 0, 0, -1, 5.0};
+    ilp_problem p = {2, st, 4, 1, 1, 1, 101, 0, 1e9, 0, 0, -1, 5.0, 0};
     int ch[2];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
@@ -340,7 +357,7 @@ START_TEST(equal_stages_split_evenly)
         fill[k] = per[k];
     }
     ilp_stage st[2] = {{1, 7, C, per, z, z, fill, z, 0, 0}, {1, 7, C, per, z, z, fill, z, 0, 0}};
-    ilp_problem p = {2, st, 24, 0, 1, 1, 1001, 0, 0, 0, 0, -1, 5.0};
+    ilp_problem p = {2, st, 24, 0, 1, 1, 1001, 0, 0, 0, 0, -1, 5.0, 0};
     int ch[2];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);
@@ -367,7 +384,7 @@ START_TEST(bounds_and_failures)
            l2[3] = {10, 10, 10}, f[3] = {0, 0, 0};
     ilp_stage st[2] = {{1, 3, C, p1, l2, z, f, z, 0, 0}, {0, 3, C, p2, l2, z, f, z, 0, 0}};
     /* L2 bandwidth binds: 20 bytes per tile at 50 B/s = 0.4 s per tile */
-    ilp_problem p = {2, st, 4, 0, 1, 1, 11, 50, 0, 0, 0, -1, 5.0};
+    ilp_problem p = {2, st, 4, 0, 1, 1, 11, 50, 0, 0, 0, -1, 5.0, 0};
     int ch[2];
     ilp_solution sol = {.choice = ch};
     ck_assert_int_eq(ilp_solve(&p, &sol), 0);

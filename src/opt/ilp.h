@@ -31,6 +31,8 @@ typedef struct ilp_problem {
     double l2_fixed_bytes, dram_fixed_bytes; /* per tile, outside the stages */
     double queue_budget_bytes;/* L2 bytes for queue storage; < 0: no constraint */
     double time_limit_s;
+    long bb_nodes;            /* ilp_solve's branch-and-bound node budget: 0 the default
+                                 (ILP_BB_NODES), < 0 none (GLPK's MILP decides) */
 } ilp_problem;
 
 enum { ILP_OPTIMAL, ILP_FEASIBLE, ILP_EXACT_BOUND, ILP_EXACT, ILP_EXACT_TIMEOUT, ILP_EXACT_FAILED,
@@ -65,12 +67,14 @@ double ilp_exact(const ilp_problem *p, int *choice);
 double ilp_estimate(const ilp_problem *p, int *choice);
 /** Minimize fill + (tiles - 1) x P over binary x[i][c] (stage i gets cand_ctas[c] CTAs) with
  *  P >= period_i(c) for the chosen c, P >= (l2_fixed + sum l2_i(c)) / l2_Bps, P >= (dram_fixed +
- *  sum dram_i(c)) / dram_Bps, and the capacities of ilp_eval: a MILP solved by GLPK, started
- *  from ilp_exact's allocation, on candidates pruned exactly (a candidate that is no better than
- *  a smaller one in every term is dominated; one whose period alone exceeds the exact time is
- *  out). When the exact search is within 1% of a lower bound (every stage's least fill plus
- *  N - 1 least periods) GLPK is skipped (ILP_EXACT_BOUND). GLPK is silenced, its error hook
- *  longjmps back, the time limit is set; when GLPK fails or runs out of time, the exact search's
+ *  sum dram_i(c)) / dram_Bps, and the capacities of ilp_eval. From ilp_exact's allocation; when
+ *  it is within 1% of a lower bound (every stage's least fill plus N - 1 least periods) nothing
+ *  more is done (ILP_EXACT_BOUND). Else, on candidates pruned exactly (a candidate that is no
+ *  better than a smaller one in every term is dominated; one whose bound exceeds the exact
+ *  time is out), an exact branch and bound over period levels with knapsack bounds (ilp.c)
+ *  proves the optimum (ILP_OPTIMAL, to a relative 1e-12) within bb_nodes nodes; beyond that the
+ *  MILP is solved by GLPK, started from the best allocation found: silenced, its error hook
+ *  longjmps back, the time limit set; when GLPK fails or runs out of time, the exact search's
  *  allocation is kept (status says which). 0, or -1 when nothing fits (choice all zeros).
  *  sol->choice must hold nstages. */
 int ilp_solve(const ilp_problem *p, ilp_solution *sol);

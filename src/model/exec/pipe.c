@@ -921,7 +921,8 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                       0.0,
                       (d->ext_read + d->ext_write) / tp->N,
                       hw_l2_persist_bytes(hw),
-                      x->ilp_time_limit_s};
+                      x->ilp_time_limit_s,
+                      0};
     /* rings that cannot fit even at one CTA per stage spill: no storage constraint then */
     double qmin = 0;
     for (int s = 0; s < ns; s++)
