@@ -605,6 +605,81 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->tiles = 1;
 }
 
+/* The compute side of cost_eval on a tiling t: tiles, waves, wave efficiency, Tensor and SIMT
+ * time, CTA dispatch, compute_s (the larger of the math and the dispatch); *tr the Tensor rate
+ * (<= 0: no tensor cores for the dtype). */
+static void cost_compute(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c,
+                         const cost_tiling *t, cost_result *r, double *tr_out)
+{
+    int64_t slots = (int64_t)sms * t->ctas_per_sm;
+    r->tiles = t->tiles;
+    r->waves = t->tiles / slots + (t->tiles % slots != 0);
+    r->wave_eff = (double)t->tiles / ((double)r->waves * (double)slots);
+
+    double tr = roof_tensor_rate(g, w->cdt, c->clock_MHz);
+    double tile_tensor_s;
+    if (t->tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
+        tile_tensor_s = t->tile_flops_tensor / roof_simt_rate(g, c->clock_MHz);
+    else if (w->align1) /* cuBLAS's alignment-1 kernels: their own k-loop rate and tile cost */
+        tile_tensor_s = (t->tile_flops_tensor / g->gemm_align1_flop_per_clk_per_sm + t->tile_fixed_clk) /
+                        (c->clock_MHz * 1e6);
+    else
+        tile_tensor_s = t->tile_flops_tensor > 0 ? t->tile_flops_tensor / tr : 0;
+    double tile_simt_s = t->tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
+                         t->tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
+    if ((w->unaligned || w->type == OP_ROPE) && !w->generated) {
+        /* ATen copies unaligned rows element by element (and runs eager RoPE's kernels so):
+         * issue-bound at a measured rate of bytes moved (read + written) per SM clock
+         * (kernels.unaligned_copy_bytes_per_clk_per_sm) */
+        double bytes = (double)t->l2_bytes / (double)t->tiles;
+        tile_simt_s = fmax(tile_simt_s, bytes / (g->unaligned_copy_bytes_per_clk_per_sm *
+                                                 c->clock_MHz * 1e6));
+    }
+    if (t->tile_inst > 0) {
+        /* measured instruction counts: issue-bound time (they include the math); a persistent
+         * stage kernel keeps its CTAs and pays ATen's per-CTA prologue and block-reduction
+         * setup once, not once per row */
+        double inst = t->tile_inst - (c->persistent ? w->inst_per_cta : 0.0);
+        if (inst < 0)
+            inst = 0;
+        tile_simt_s = inst / roof_issue_rate(g, c->clock_MHz);
+    }
+    /* each SM runs ctas_per_sm tiles at once, sharing its units */
+    double per_wave = (double)t->ctas_per_sm;
+    r->tensor_s = (double)r->waves * per_wave * tile_tensor_s;
+    r->simt_s = (double)r->waves * per_wave * tile_simt_s;
+    if (t->tiles < slots) { /* a partial single wave: SMs with fewer CTAs finish sooner */
+        double per_sm = ceil((double)t->tiles / (double)sms);
+        r->tensor_s = per_sm * tile_tensor_s;
+        r->simt_s = per_sm * tile_simt_s;
+    }
+    r->compute_s = r->tensor_s + r->simt_s;
+    /* the block scheduler starts CTAs at a finite GPU-wide rate (hw launch.cta_dispatch_ns,
+     * measured on the H200 with empty CTAs: hw/calibrate/cta_rate.cu); a kernel of many tiny
+     * CTAs cannot finish sooner; it runs in the SM clock domain */
+    r->dispatch_s = c->persistent ? 0
+                                  : (double)t->tiles * g->cta_dispatch_ns * 1e-9 * (g->clock_MHz / c->clock_MHz);
+    if (r->dispatch_s > r->compute_s)
+        r->compute_s = r->dispatch_s;
+    *tr_out = tr;
+}
+
+void cost_compute_l2(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c,
+                     double *compute_s, int64_t *l2_bytes)
+{
+    *compute_s = 0;
+    *l2_bytes = 0;
+    if (w->kind == OPK_FREE)
+        return;
+    cost_tiling t;
+    cost_result r;
+    double tr;
+    cost_tile(g, w, sms, &t);
+    cost_compute(g, w, sms, c, &t, &r, &tr);
+    *compute_s = r.compute_s;
+    *l2_bytes = t.l2_bytes;
+}
+
 void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, int64_t ext_dram_read,
                int64_t ext_dram_write, cost_result *r)
 {
@@ -615,58 +690,10 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         return;
     cost_tiling t;
     cost_tile(g, w, sms, &t);
-    int64_t slots = (int64_t)sms * t.ctas_per_sm;
-    r->tiles = t.tiles;
-    r->waves = t.tiles / slots + (t.tiles % slots != 0);
-    r->wave_eff = (double)t.tiles / ((double)r->waves * (double)slots);
+    double tr;
+    cost_compute(g, w, sms, c, &t, r, &tr);
     int active = (int)(t.tiles < sms ? t.tiles : sms);
-
-    double tr = roof_tensor_rate(g, w->cdt, c->clock_MHz);
-    double tile_tensor_s;
-    if (t.tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
-        tile_tensor_s = t.tile_flops_tensor / roof_simt_rate(g, c->clock_MHz);
-    else if (w->align1) /* cuBLAS's alignment-1 kernels: their own k-loop rate and tile cost */
-        tile_tensor_s = (t.tile_flops_tensor / g->gemm_align1_flop_per_clk_per_sm + t.tile_fixed_clk) /
-                        (c->clock_MHz * 1e6);
-    else
-        tile_tensor_s = t.tile_flops_tensor > 0 ? t.tile_flops_tensor / tr : 0;
-    double tile_simt_s = t.tile_flops_simt / roof_simt_rate(g, c->clock_MHz) +
-                         t.tile_sfu_ops / roof_sfu_rate(g, c->clock_MHz);
-    if ((w->unaligned || w->type == OP_ROPE) && !w->generated) {
-        /* ATen copies unaligned rows element by element (and runs eager RoPE's kernels so):
-         * issue-bound at a measured rate of bytes moved (read + written) per SM clock
-         * (kernels.unaligned_copy_bytes_per_clk_per_sm) */
-        double bytes = (double)t.l2_bytes / (double)t.tiles;
-        tile_simt_s = fmax(tile_simt_s, bytes / (g->unaligned_copy_bytes_per_clk_per_sm *
-                                                 c->clock_MHz * 1e6));
-    }
-    if (t.tile_inst > 0) {
-        /* measured instruction counts: issue-bound time (they include the math); a persistent
-         * stage kernel keeps its CTAs and pays ATen's per-CTA prologue and block-reduction
-         * setup once, not once per row */
-        double inst = t.tile_inst - (c->persistent ? w->inst_per_cta : 0.0);
-        if (inst < 0)
-            inst = 0;
-        tile_simt_s = inst / roof_issue_rate(g, c->clock_MHz);
-    }
-    /* each SM runs ctas_per_sm tiles at once, sharing its units */
-    double per_wave = (double)t.ctas_per_sm;
-    r->tensor_s = (double)r->waves * per_wave * tile_tensor_s;
-    r->simt_s = (double)r->waves * per_wave * tile_simt_s;
-    if (t.tiles < slots) { /* a partial single wave: SMs with fewer CTAs finish sooner */
-        double per_sm = ceil((double)t.tiles / (double)sms);
-        r->tensor_s = per_sm * tile_tensor_s;
-        r->simt_s = per_sm * tile_simt_s;
-    }
-    r->compute_s = r->tensor_s + r->simt_s;
-    /* the block scheduler starts CTAs at a finite GPU-wide rate (hw launch.cta_dispatch_ns,
-     * measured on the H200 with empty CTAs: hw/calibrate/cta_rate.cu); a kernel of many tiny
-     * CTAs cannot finish sooner; it runs in the SM clock domain */
-    r->dispatch_s = c->persistent ? 0
-                                  : (double)t.tiles * g->cta_dispatch_ns * 1e-9 * (g->clock_MHz / c->clock_MHz);
-    int dispatch_bound = r->dispatch_s > r->compute_s;
-    if (dispatch_bound)
-        r->compute_s = r->dispatch_s;
+    int dispatch_bound = r->dispatch_s > r->tensor_s + r->simt_s;
 
     r->l2_bytes = t.l2_bytes;
     r->dram_read_bytes = kt_count_add(ext_dram_read, t.extra_dram_read_bytes);

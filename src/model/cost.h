@@ -86,6 +86,10 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t);
  *  added here. Pure. */
 void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, int64_t ext_dram_read,
                int64_t ext_dram_write, cost_result *r);
+/** cost_eval's compute_s and l2_bytes alone (a pipeline stage's rate at `sms` CTAs), without
+ *  the memory, latency and utilization terms. */
+void cost_compute_l2(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c,
+                     double *compute_s, int64_t *l2_bytes);
 /** Launch gap in seconds. */
 double cost_launch_s(const hw_gpu *g, const cost_ctx *c);
 

@@ -126,12 +126,11 @@ static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r)
     sw.unaligned = 0;
     if (sw.kind != OPK_GEMM && sw.kind != OPK_ATTN)
         sw.generated = 1;
-    cost_result cr;
     cost_ctx pc = x->c;
     pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
-    cost_eval(x->hw, &sw, ctas, &pc, 0, 0, &cr);
-    r->compute_s = cr.compute_s;
-    r->l2_bytes = (double)cr.l2_bytes;
+    int64_t l2;
+    cost_compute_l2(x->hw, &sw, ctas, &pc, &r->compute_s, &l2);
+    r->l2_bytes = (double)l2;
 }
 
 static int64_t op_input_miss(const pipe_env *x, int op, int j)
