@@ -574,6 +574,7 @@ typedef struct stage_pre {
     int body;                    /* a stage_body runtime */
     double N, out_tile, room, acc_cap, tsync;
     double l2_Bps, dram_Bps, port, bcast_room;
+    int sm_count;
 } stage_pre;
 
 static void stage_prep(const pipe_env *x, const ks_pipeline *p, const design *d, int s, int64_t tm,
@@ -598,6 +599,7 @@ static void stage_prep(const pipe_env *x, const ks_pipeline *p, const design *d,
     q->dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
     q->port = port_Bps(hw, clk);
     q->bcast_room = l2_bcast_room(hw);
+    q->sm_count = hw->sm_count;
 }
 
 /* fmax without the libm call on the stage evaluation's hot path (GCC keeps fmax a call unless
@@ -714,46 +716,80 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
                           : KS_SPLIT_2D;
 }
 
+/* What a split costs the choice among a stage's splits: its L2 and DRAM time per tile beside its
+ * period. */
+static inline double split_cost(const stage_pre *q, double l2_tile, double dram_tile,
+                                double period_s)
+{
+    return l2_tile / q->l2_Bps + dram_tile / q->dram_Bps + period_s;
+}
+
+/* split_cost of stage_split(x, q, comp, c, g) for a GEMM stage that is neither a reduction nor a
+ * stage_body runtime's (the only stages with several splits): the same terms in the same order,
+ * without the fields the choice does not read. attn_l2: rate_at(...)->l2_bytes for an attention
+ * stage. */
+static inline double gemm_split_cost(const stage_pre *q, double comp, double attn_l2, int c, int g)
+{
+    const stage_io *io = q->io;
+    double N = q->N;
+    int cols = c / g;
+    double l2_tile = ((double)cols * io->a_bytes + 1.0 * io->stream_bytes) / N + q->out_tile;
+    if (io->attn)
+        l2_tile += fmax(0.0, attn_l2 / N - l2_tile);
+    l2_tile += io->gather_bytes / N;
+    double dram_tile = 0;
+    if (io->bcast_bytes > 0 && !(!io->attn && io->bcast_bytes / cols <= q->room)) {
+        l2_tile += io->bcast_bytes;
+        if (!(io->bcast_bytes <= q->bcast_room))
+            dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
+    }
+    double ports = (double)(c < q->sm_count ? c : q->sm_count);
+    double port_s = l2_tile / (ports * q->port);
+    double queue_s = q->tsync * ((double)cols * (io->in_transfers + io->out_transfers)) / c;
+    return split_cost(q, l2_tile, dram_tile, max2(max2(comp, 0.0), max2(port_s, queue_s)));
+}
+
 /* A stage at c CTAs, with its count-independent terms q: the cheapest of its splits. */
 static void stage_at_pre(pipe_env *x, const stage_pre *q, int c, stage_eval *e)
 {
     const ks_stage *st = q->st;
     const stage_io *io = q->io;
-    memset(e, 0, sizeof *e);
     double comp = 0;
     for (int m = 0; m < st->nmembers; m++)
         comp += rate_at(x, st->members[m], c)->compute_s;
     comp /= q->N;
-    double best_cost = INFINITY;
     /* candidate group counts: the divisors of c (each group takes c / g column slices); stages
      * other than GEMMs take whole tiles (g = c); so do reductions (one CTA per output slice)
      * and a stage_body runtime's CTAs (row split) */
-    int divs[2 * 64], nd = 0;
-    if (io->gemm && !io->reduce && !q->body) {
-        for (int k = 1; k * k <= c && nd < 2 * 64 - 1; k++)
-            if (c % k == 0) {
-                divs[nd++] = k;
-                if (k * k != c)
-                    divs[nd++] = c / k;
-            }
-    } else {
-        divs[nd++] = c;
+    if (!(io->gemm && !io->reduce && !q->body)) {
+        stage_split(x, q, comp, c, c, e);
+        if (!(split_cost(q, e->l2_tile, e->dram_tile, e->period_s) < INFINITY * (1 - 1e-12)))
+            memset(e, 0, sizeof *e);
+        return;
     }
-    for (int k = 0; k < nd; k++) {
-        int g = divs[k];
-        int cols = c / g;
-        if (io->gemm && !io->reduce && cols > 1 && io->out_cols / cols < PIPE_MIN_SLICE_COLS)
-            continue; /* slices too narrow for the MMA tiles */
-        stage_eval t;
-        stage_split(x, q, comp, c, g, &t);
-        double cost = t.l2_tile / q->l2_Bps +
-                      t.dram_tile / q->dram_Bps +
-                      t.period_s;
-        if (cost < best_cost * (1 - 1e-12)) {
-            best_cost = cost;
-            *e = t;
+    double attn_l2 = io->attn ? rate_at(x, st->op, c)->l2_bytes : 0.0;
+    double best_cost = INFINITY;
+    int best_g = 0;
+    for (int k = 1; k * k <= c; k++) {
+        if (c % k)
+            continue;
+        /* k, then c / k: the order of the divisor list this replaced (ties keep the first) */
+        for (int twice = 0; twice < (k * k != c ? 2 : 1); twice++) {
+            int g = twice ? c / k : k;
+            int cols = c / g;
+            if (cols > 1 && io->out_cols / cols < PIPE_MIN_SLICE_COLS)
+                continue; /* slices too narrow for the MMA tiles */
+            double cost = gemm_split_cost(q, comp, attn_l2, c, g);
+            if (cost < best_cost * (1 - 1e-12)) {
+                best_cost = cost;
+                best_g = g;
+            }
         }
     }
+    if (best_g)
+        stage_split(x, q, comp, c, best_g, e);
+    else
+        memset(e, 0, sizeof *e);
 }
 
 static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, int c, int64_t tm,
