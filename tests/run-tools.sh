@@ -98,6 +98,19 @@ check "shard duplicates" "$(for k in 0 1 2; do tail -n +2 "$tmp/s$k.csv"; done |
 # 4. jobs: same bytes with 1 and 3 threads
 "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 --jobs 3 -o "$tmp/j3.csv"
 cmp -s "$tmp/j3.csv" "$tmp/all.csv" && ok || bad "--jobs 3 output differs from --jobs 1"
+# compare runs its (workload, mode) pairs on threads: the same bytes with 1 and 4, and the first
+# error in output order (a bad file after good ones) whatever the count
+"$bin" compare --hw h200 --exec $ex --workload all --mode both --format json --jobs 1 >"$tmp/c1.json"
+"$bin" compare --hw h200 --exec $ex --workload all --mode both --format json --jobs 4 >"$tmp/c4.json"
+cmp -s "$tmp/c1.json" "$tmp/c4.json" && ok || bad "compare --jobs 4 output differs from --jobs 1"
+printf '{"name": "broken", "tensors": [' >"$tmp/broken.json"
+for j in 1 4; do
+    "$bin" compare --hw a100 --exec $ex --workload nerf --workload "$tmp/broken.json" --workload dlrm \
+        --mode both --jobs $j >"$tmp/cb$j.out" 2>"$tmp/cb$j.err"
+    check "compare --jobs $j, bad file: exit status" $? 2
+done
+cmp -s "$tmp/cb1.err" "$tmp/cb4.err" && ok || bad "compare --jobs 4 error differs from --jobs 1"
+check "compare, bad file: no output" "$(wc -c <"$tmp/cb4.out" | tr -d ' ')" 0
 # 5. resume from a partial file cut in the middle of a row (tests/run-crash.sh kills sweeps)
 { KITSUNE_TEST_CRASH_AT=rows-written "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 \
     --vary sm_count=54,108 -o "$tmp/res.csv"; } 2>/dev/null

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../io/csv.h"
 #include "../io/out.h"
@@ -11,6 +12,7 @@
 #include "blocks.h"
 #include "cli.h"
 #include "cmds.h"
+#include "jobs.h"
 
 static const char *const HELP =
     "usage: kitsune compare --hw HW --workload WL|all [options]\n"
@@ -28,6 +30,8 @@ static const char *const HELP =
     "  --format table|json|csv          output format (default table; csv: one row per\n"
     "                                   (workload, mode, exec), the input of scripts/plot.gp)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
+    "  --jobs N                         run the (workload, mode) pairs on N threads (default: the\n"
+    "                                   online CPUs, at most 8; output does not depend on N)\n"
     "\n"
     "example: kitsune compare --hw a100 --workload all --mode both\n";
 
@@ -279,59 +283,9 @@ static void csv_all(FILE *f, const cmp_run *runs, int n, const char *hw, double 
     }
 }
 
-static int run(cli_ctx *x)
+static int print_all(cli_ctx *x, cmp_run *runs, int nrun)
 {
     cli_common *c = &x->c;
-    if (cli_applicable(x))
-        return -1;
-    const char **names;
-    int nwl = cli_workload_names(c, &x->a, &names);
-    if (!nwl)
-        return cli_error(x, 0, "--workload", c->nworkload ? "no shipped workloads found"
-                                                         : "missing (e.g. --workload nerf or all)");
-    cmp_run *runs = arena_calloc(&x->a, 2 * (size_t)nwl, sizeof *runs);
-    if (!runs)
-        return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
-    int nrun = 0;
-    for (int w = 0; w < nwl; w++) {
-        for (int m = 1; m <= 2; m++) {
-            if (!(c->modes & m))
-                continue;
-            cmp_run *u = &runs[nrun];
-            memset(u, 0, sizeof *u);
-            /* the file name is the workload's identity in the output (plots key on it) */
-            const char *base = strrchr(names[w], '/') ? strrchr(names[w], '/') + 1 : names[w];
-            size_t len = strlen(base);
-            if (len > 5 && !strcmp(base + len - 5, ".json"))
-                len -= 5;
-            char *id = arena_strdup(&x->a, base);
-            if (!id)
-                return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
-            id[len] = 0;
-            u->workload = id;
-            u->training = m == 2;
-            kt_opts o = c->opts;
-            o.training = u->training;
-            wl_graph *g = cli_workload(x, names[w], u->training);
-            kt_run_result *rr = arena_calloc(&x->a, 1, sizeof *rr);
-            if (!g)
-                return -1;
-            if (!rr)
-                return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
-            if (u->training && g->inference_only && (nwl > 1 || c->modes == 3))
-                continue; /* e.g. a decode step: no training run to compare */
-            if (kt_run(&x->hw, g, &o, &x->a, rr, &x->e) ||
-                cli_check_run(x, &x->hw, rr->g, rr->works, u->training, &u->mem))
-                return -1;
-            cli_warn_power(x, rr);
-            u->g = rr->g;
-            u->r = rr->by;
-            u->cap = rr->capped_by;
-            if (cli_blocks_of(x, rr->g, rr->by, &u->blocks))
-                return -1;
-            nrun++;
-        }
-    }
     FILE *f = cli_output(x);
     if (!f)
         return -1;
@@ -352,6 +306,149 @@ static int run(cli_ctx *x)
     return 0;
 }
 
+
+/* One (workload, mode) pair's model run, on a worker thread: its own arena and result (the
+ * graph and the GPU are shared, read only). */
+typedef struct cmp_job {
+    const wl_graph *g;
+    kt_opts o;
+    arena a;
+    kt_run_result rr;
+} cmp_job;
+
+typedef struct cmp_jobs {
+    const hw_gpu *hw;
+    cmp_job *job;
+} cmp_jobs;
+
+static int cmp_one(void *ctx, void *state, long long item, char **out, kt_err *e)
+{
+    cmp_jobs *c = ctx;
+    cmp_job *j = &c->job[item];
+    (void)state;
+    *out = NULL;
+    return kt_run(c->hw, j->g, &j->o, &j->a, &j->rr, e);
+}
+
+/* Threads for njob runs: --jobs, else the online CPUs (at most CMP_JOBS_DEFAULT_MAX), never more
+ * than the runs. */
+enum { CMP_JOBS_DEFAULT_MAX = 8 };
+
+static int cmp_threads(const cli_common *c, int njob)
+{
+    long t = c->jobs;
+    if (!(c->given & O_JOBS)) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        t = cpus < 1 ? 1 : cpus > CMP_JOBS_DEFAULT_MAX ? CMP_JOBS_DEFAULT_MAX : cpus;
+    }
+    return (int)(t < njob ? t : njob > 0 ? njob : 1);
+}
+
+/* The (workload, mode) pairs' runs, in output order: loaded here, run on worker threads, checked
+ * and summarised here in order (warnings and the first error come as a sequential run gives
+ * them). */
+static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_job *job,
+                   int *nrun_out)
+{
+    cli_common *c = &x->c;
+    int njob = 0, load_failed = 0;
+    for (int w = 0; w < nwl && !load_failed; w++) {
+        for (int m = 1; m <= 2; m++) {
+            if (!(c->modes & m))
+                continue;
+            cmp_run *u = &runs[njob];
+            memset(u, 0, sizeof *u);
+            /* the file name is the workload's identity in the output (plots key on it) */
+            const char *base = strrchr(names[w], '/') ? strrchr(names[w], '/') + 1 : names[w];
+            size_t len = strlen(base);
+            if (len > 5 && !strcmp(base + len - 5, ".json"))
+                len -= 5;
+            char *id = arena_strdup(&x->a, base);
+            if (!id)
+                return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+            id[len] = 0;
+            u->workload = id;
+            u->training = m == 2;
+            wl_graph *g = cli_workload(x, names[w], u->training);
+            if (!g) { /* reported after the runs before it, as a sequential run would */
+                load_failed = 1;
+                break;
+            }
+            if (u->training && g->inference_only && (nwl > 1 || c->modes == 3))
+                continue; /* e.g. a decode step: no training run to compare */
+            job[njob].g = g;
+            job[njob].o = c->opts;
+            job[njob].o.training = u->training;
+            njob++;
+        }
+    }
+    kt_err load_err = x->e;
+    long long *items = arena_calloc(&x->a, (size_t)njob + 1, sizeof *items);
+    if (!items)
+        return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+    for (int k = 0; k < njob; k++)
+        items[k] = k;
+    cmp_jobs ctx = {&x->hw, job};
+    jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL};
+    jobs *jb = jobs_start(&js, &x->e);
+    if (!jb)
+        return -1;
+    int rc = 0, nrun = 0;
+    for (int k = 0; k < njob && !rc; k++) {
+        char *none;
+        if (jobs_take(jb, k, &none)) {
+            jobs_failure(jb, &x->e);
+            rc = -1;
+            break;
+        }
+        kt_run_result *rr = &job[k].rr;
+        cmp_run *u = &runs[k];
+        if (cli_check_run(x, &x->hw, rr->g, rr->works, u->training, &u->mem)) {
+            rc = -1;
+            break;
+        }
+        cli_warn_power(x, rr);
+        u->g = rr->g;
+        u->r = rr->by;
+        u->cap = rr->capped_by;
+        if (cli_blocks_of(x, rr->g, rr->by, &u->blocks)) {
+            rc = -1;
+            break;
+        }
+        nrun++;
+    }
+    jobs_end(jb);
+    if (!rc && load_failed) {
+        x->e = load_err;
+        rc = -1;
+    }
+    *nrun_out = nrun;
+    return rc;
+}
+
+static int run(cli_ctx *x)
+{
+    cli_common *c = &x->c;
+    if (cli_applicable(x))
+        return -1;
+    const char **names;
+    int nwl = cli_workload_names(c, &x->a, &names);
+    if (!nwl)
+        return cli_error(x, 0, "--workload", c->nworkload ? "no shipped workloads found"
+                                                         : "missing (e.g. --workload nerf or all)");
+    cmp_run *runs = arena_calloc(&x->a, 2 * (size_t)nwl, sizeof *runs);
+    cmp_job *job = arena_calloc(&x->a, 2 * (size_t)nwl, sizeof *job);
+    if (!runs || !job)
+        return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+    int nrun = 0;
+    int rc = run_all(x, names, nwl, runs, job, &nrun);
+    if (!rc)
+        rc = print_all(x, runs, nrun);
+    for (int k = 0; k < 2 * nwl; k++) /* the runs' memory, once printed */
+        arena_free(&job[k].a);
+    return rc;
+}
+
 const cli_command cmd_compare = {
     "compare", "bsp, vf and kitsune side by side (speedups, traffic, coverage)", HELP,
-    O_MODEL | O_EXEC | O_FORMAT | O_OUT, CMD_HW | CMD_OUT, run, O_WL | O_MODE};
+    O_MODEL | O_EXEC | O_FORMAT | O_OUT | O_JOBS, CMD_HW | CMD_OUT, run, O_WL | O_MODE};
