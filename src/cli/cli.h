@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "../arena.h"
 #include "../err.h"
 #include "../io/outfile.h"
@@ -111,6 +113,12 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e);
 /** Load a workload by name/path with the command's --set and --dtype overrides. */
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e);
+/** cli_load_wl in two steps, for several graphs from one file (compare's modes): the file's
+ *  JSON, its resolved path into path[0..n) (NULL with e set); */
+cJSON *cli_wl_parse(const char *name, char *path, size_t n, kt_err *e);
+/** then one graph from it (the caller frees root with cJSON_Delete afterwards). */
+int cli_wl_build(const cli_common *c, const cJSON *root, const char *path, int training, arena *a,
+                 wl_graph *g, kt_err *e);
 /** Names of the .json files under <root>/<dir> (without .json, sorted), allocated in a, into
  *  *names; returns the count (any number). */
 int cli_list_dir(const char *dir, arena *a, const char ***names);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../io/hw_json.h"
+#include "../io/jsonx.h"
 #include "../io/out.h"
 #include "../io/wl_json.h"
 #include "../model/exec/vf.h"
@@ -463,17 +464,35 @@ int cli_load_hw(const char *name, hw_gpu *g, kt_err *e)
     return hw_load_dir(path, dir, g, e);
 }
 
+cJSON *cli_wl_parse(const char *name, char *path, size_t n, kt_err *e)
+{
+    if (!name) {
+        err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf)");
+        return NULL;
+    }
+    if (cli_resolve("workloads", name, path, n, e))
+        return NULL;
+    return jsonx_load(path, e);
+}
+
+int cli_wl_build(const cli_common *c, const cJSON *root, const char *path, int training, arena *a,
+                 wl_graph *g, kt_err *e)
+{
+    if (wl_from_json(root, path, c->sets, c->nsets, training, a, g, e))
+        return -1;
+    return c->dtype_given ? wl_set_float_dtype(g, c->dtype, e) : 0;
+}
+
 int cli_load_wl(const cli_common *c, const char *name, int training, arena *a, wl_graph *g,
                 kt_err *e)
 {
     char path[PATH_MAX];
-    if (!name)
-        return err_set(e, KT_EINPUT, NULL, "--workload", "missing (e.g. --workload nerf)");
-    if (cli_resolve("workloads", name, path, sizeof path, e))
+    cJSON *root = cli_wl_parse(name, path, sizeof path, e);
+    if (!root)
         return -1;
-    if (wl_load(path, c->sets, c->nsets, training, a, g, e))
-        return -1;
-    return c->dtype_given ? wl_set_float_dtype(g, c->dtype, e) : 0;
+    int rc = cli_wl_build(c, root, path, training, a, g, e);
+    cJSON_Delete(root);
+    return rc;
 }
 
 int cli_error(cli_ctx *x, int code, const char *path, const char *fmt, ...)

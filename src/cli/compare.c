@@ -1,4 +1,5 @@
 /* compare: bsp, vf and kitsune side by side - time, speedups, DRAM traffic, coverage, energy. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,6 +354,12 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     cli_common *c = &x->c;
     int njob = 0, load_failed = 0;
     for (int w = 0; w < nwl && !load_failed; w++) {
+        char path[PATH_MAX];
+        cJSON *root = cli_wl_parse(names[w], path, sizeof path, &x->e); /* once for both modes */
+        if (!root) { /* reported after the runs before it, as a sequential run would */
+            load_failed = 1;
+            break;
+        }
         for (int m = 1; m <= 2; m++) {
             if (!(c->modes & m))
                 continue;
@@ -369,8 +376,10 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
             id[len] = 0;
             u->workload = id;
             u->training = m == 2;
-            wl_graph *g = cli_workload(x, names[w], u->training);
-            if (!g) { /* reported after the runs before it, as a sequential run would */
+            wl_graph *g = arena_calloc(&x->a, 1, sizeof *g);
+            if (!g)
+                err_set(&x->e, KT_EINTERNAL, NULL, NULL, "out of memory");
+            if (!g || cli_wl_build(c, root, path, u->training, &x->a, g, &x->e)) {
                 load_failed = 1;
                 break;
             }
@@ -381,6 +390,7 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
             job[njob].o.training = u->training;
             njob++;
         }
+        cJSON_Delete(root);
     }
     kt_err load_err = x->e;
     long long *items = arena_calloc(&x->a, (size_t)njob + 1, sizeof *items);
