@@ -316,6 +316,14 @@ static int ring_deep(const pipe_env *x, const ks_queue *u)
     return !x->hw->queue_rings_pinned && u->last_stage > u->producer_stage + 1;
 }
 
+/* Stage p->nstages (not yet counted) and its I/O, zeroed (padding too: stage-cache keys compare
+ * stage_io bytes). */
+static ks_stage *new_stage(ks_pipeline *p, design *d)
+{
+    memset(&d->io[p->nstages], 0, sizeof d->io[p->nstages]);
+    return memset(&p->stages[p->nstages], 0, sizeof p->stages[p->nstages]);
+}
+
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
     const wl_graph *g = x->g;
@@ -332,9 +340,10 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     d->rr_bytes = arena_alloc(a, (size_t)nin_total + 1, sizeof(double));
     if (!d->rr_first || !d->rr_stage || !d->rr_bytes)
         return -1;
-    p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
+    /* stages and their I/O: zeroed as they are created (new_stage), not all n up front */
+    p->stages = arena_alloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
-    d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
+    d->io = arena_alloc(a, (size_t)n, sizeof *d->io);
     d->groups = arena_alloc(a, (size_t)n, sizeof *d->groups);
     if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io ||
         !d->groups)
@@ -355,9 +364,8 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             if (s >= n)
                 return -1;
             nreal++;
-            for (; p->nstages <= s; p->nstages++) {
-                p->stages[p->nstages].op = -1;
-            }
+            for (; p->nstages <= s; p->nstages++)
+                new_stage(p, d)->op = -1;
             ks_stage *st = &p->stages[s];
             if (st->op < 0)
                 st->op = i;
@@ -386,8 +394,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             stage_of[i - p->first_op] = s;
             continue;
         }
-        s = p->nstages++;
-        ks_stage *st = &p->stages[s];
+        s = p->nstages;
+        ks_stage *st = new_stage(p, d);
+        p->nstages++;
         st->op = i;
         st->nmembers = 1;
         st->tensor = (w[i].flops_tensor > 0 && roof_tensor_rate(hw, w[i].cdt, x->c.clock_MHz) > 0) ||
