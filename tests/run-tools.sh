@@ -111,6 +111,19 @@ for j in 1 4; do
 done
 cmp -s "$tmp/cb1.err" "$tmp/cb4.err" && ok || bad "compare --jobs 4 error differs from --jobs 1"
 check "compare, bad file: no output" "$(wc -c <"$tmp/cb4.out" | tr -d ' ')" 0
+# a run that fails (a test hook): the threads stop and the runs from the first unfinished one
+# on are redone in order, so the error is the one a sequential run meets, whatever the order of
+# the work (the longest runs go first)
+for k in 0 3 9; do
+    for j in 1 2 4; do
+        KITSUNE_TEST_FAIL_RUN=$k "$bin" compare --hw a100 --exec $ex --workload all --mode both \
+            --jobs $j >"$tmp/cf$j.out" 2>"$tmp/cf$j.err"
+        check "compare, run $k fails, --jobs $j: exit status" $? 1
+        check "compare, run $k fails, --jobs $j: no output" "$(wc -c <"$tmp/cf$j.out" | tr -d ' ')" 0
+    done
+    check "compare, run $k fails: the error" "$(cat "$tmp/cf4.err")" "$(cat "$tmp/cf1.err")"
+    grep -q "run $k failed" "$tmp/cf2.err" && ok || bad "compare, run $k fails: $(cat "$tmp/cf2.err")"
+done
 # 5. resume from a partial file cut in the middle of a row (tests/run-crash.sh kills sweeps)
 { KITSUNE_TEST_CRASH_AT=rows-written "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 \
     --vary sm_count=54,108 -o "$tmp/res.csv"; } 2>/dev/null

@@ -320,6 +320,7 @@ typedef struct cmp_job {
 typedef struct cmp_jobs {
     const hw_gpu *hw;
     cmp_job *job;
+    long long fail_run; /* KITSUNE_TEST_FAIL_RUN: this run fails (tests); -1 none */
 } cmp_jobs;
 
 static int cmp_one(void *ctx, void *state, long long item, char **out, kt_err *e)
@@ -328,6 +329,8 @@ static int cmp_one(void *ctx, void *state, long long item, char **out, kt_err *e
     cmp_job *j = &c->job[item];
     (void)state;
     *out = NULL;
+    if (item == c->fail_run)
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "run %lld failed (KITSUNE_TEST_FAIL_RUN)", item);
     return kt_run(c->hw, j->g, &j->o, &j->a, &j->rr, e);
 }
 
@@ -396,20 +399,49 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     long long *items = arena_calloc(&x->a, (size_t)njob + 1, sizeof *items);
     if (!items)
         return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+    /* the longest runs first, so that the threads finish together: a training graph has about
+     * three times its forward ops (the order of the work only; output stays in run order) */
+    int *slot = arena_calloc(&x->a, (size_t)njob + 1, sizeof *slot);
+    if (!slot)
+        return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
+    for (int k = 0; k < njob; k++) {
+        long long wk = (long long)job[k].g->nop * (job[k].o.training ? 3 : 1);
+        int at = k;
+        for (; at > 0; at--) {
+            long long wa = (long long)job[items[at - 1]].g->nop * (job[items[at - 1]].o.training ? 3 : 1);
+            if (wa >= wk)
+                break;
+            items[at] = items[at - 1];
+        }
+        items[at] = k;
+    }
     for (int k = 0; k < njob; k++)
-        items[k] = k;
-    cmp_jobs ctx = {&x->hw, job};
+        slot[items[k]] = k;
+    /* tests: KITSUNE_TEST_FAIL_RUN=K makes run K (0-based, output order) fail, so that the
+     * error path is the same with any --jobs */
+    const char *tf = getenv("KITSUNE_TEST_FAIL_RUN");
+    cmp_jobs ctx = {&x->hw, job, tf ? strtoll(tf, NULL, 10) : -1};
     jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL};
     jobs *jb = jobs_start(&js, &x->e);
     if (!jb)
         return -1;
-    int rc = 0, nrun = 0;
+    int rc = 0, nrun = 0, sequential = 0;
     for (int k = 0; k < njob && !rc; k++) {
         char *none;
-        if (jobs_take(jb, k, &none)) {
-            jobs_failure(jb, &x->e);
-            rc = -1;
-            break;
+        if (!sequential && jobs_take(jb, slot[k], &none)) {
+            /* a run failed (or a thread did not start): the threads stop, and the runs from this
+             * one on are redone here in order, so that the error is the first a sequential run
+             * meets */
+            jobs_end(jb);
+            jb = NULL;
+            sequential = 1;
+        }
+        if (sequential) {
+            arena_free(&job[k].a);
+            if (cmp_one(&ctx, NULL, k, &none, &x->e)) {
+                rc = -1;
+                break;
+            }
         }
         kt_run_result *rr = &job[k].rr;
         cmp_run *u = &runs[k];
@@ -427,7 +459,7 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
         }
         nrun++;
     }
-    jobs_end(jb);
+    jobs_end(jb); /* (NULL: ended above) */
     if (!rc && load_failed) {
         x->e = load_err;
         rc = -1;
