@@ -97,10 +97,23 @@ static int64_t rows_of(const wl_tensor *t)
  * copies vectorized, rows packed and costed by their FLOPs (op_work.generated). Cached. */
 static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r);
 
-static const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
+static const pipe_rate *rate_fill(pipe_env *x, int op, int ctas);
+
+/* The cached rate (the stage evaluations' hot path, inlined), else rate_fill. */
+static inline const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
 {
     if (ctas > x->hw->sm_count) /* several CTAs per SM (a stage_body runtime): the SMs they use */
         ctas = x->hw->sm_count;
+    int k = x->wclass[op] >= x->rate_first_op ? x->wclass[op] : op;
+    const pipe_rate_row *row = &x->rate[k - x->rate_first_op];
+    if (row->by_ctas && !isnan(row->by_ctas[ctas - 1].compute_s))
+        return &row->by_ctas[ctas - 1];
+    return rate_fill(x, op, ctas);
+}
+
+/* rate_at's slow path: the row allocated on first use, the rate computed and kept. */
+static const pipe_rate *rate_fill(pipe_env *x, int op, int ctas)
+{
     int k = x->wclass[op] >= x->rate_first_op ? x->wclass[op] : op;
     pipe_rate_row *row = &x->rate[k - x->rate_first_op];
     int S = x->hw->sm_count;
