@@ -98,6 +98,8 @@ static int64_t rows_of(const wl_tensor *t)
 static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r);
 
 static const pipe_rate *rate_fill(pipe_env *x, int op, int ctas);
+static void stage_work(const op_work *w, op_work *sw);
+static void rate_of_work(const pipe_env *x, const op_work *sw, int ctas, pipe_rate *r);
 
 /* The cached rate (the stage evaluations' hot path, inlined), else rate_fill. */
 static inline const pipe_rate *rate_at(pipe_env *x, int op, int ctas)
@@ -118,32 +120,54 @@ static const pipe_rate *rate_fill(pipe_env *x, int op, int ctas)
     pipe_rate_row *row = &x->rate[k - x->rate_first_op];
     int S = x->hw->sm_count;
     if (!row->by_ctas && x->rate_arena &&
-        (row->by_ctas = arena_alloc(x->rate_arena, (size_t)S, sizeof *row->by_ctas))) {
+        (row->by_ctas = arena_alloc(x->rate_arena, (size_t)S, sizeof *row->by_ctas)) &&
+        (row->work = arena_alloc(x->rate_arena, 1, sizeof *row->work))) {
         for (int c = 0; c < S; c++)
             row->by_ctas[c].compute_s = NAN;
+        stage_work(&x->w[op], row->work);
         if (x->rate_arena == &x->cache_arena)
-            x->cache_bytes += (size_t)S * sizeof *row->by_ctas;
+            x->cache_bytes += (size_t)S * sizeof *row->by_ctas + sizeof *row->work;
+    } else if (!row->work) {
+        row->by_ctas = NULL; /* out of memory: computed each time, not kept */
     }
-    pipe_rate *r = row->by_ctas ? &row->by_ctas[ctas - 1] : &x->rate_spare;
-    if (r != &x->rate_spare && !isnan(r->compute_s))
-        return r;
-    rate_eval(x, op, ctas, r);
+    if (!row->by_ctas) {
+        rate_eval(x, op, ctas, &x->rate_spare);
+        return &x->rate_spare;
+    }
+    pipe_rate *r = &row->by_ctas[ctas - 1];
+    if (isnan(r->compute_s))
+        rate_of_work(x, row->work, ctas, r);
     return r;
+}
+
+/* An op's work as a pipeline stage body runs it: the pipeline compiler's own kernel, operands
+ * padded (no alignment-1 or unaligned-copy classes), ops other than GEMMs and attention costed
+ * as generated code. */
+static void stage_work(const op_work *w, op_work *sw)
+{
+    *sw = *w;
+    sw->align1 = 0;
+    sw->unaligned = 0;
+    if (sw->kind != OPK_GEMM && sw->kind != OPK_ATTN)
+        sw->generated = 1;
+}
+
+/* The rate of stage work sw on ctas persistent CTAs. */
+static void rate_of_work(const pipe_env *x, const op_work *sw, int ctas, pipe_rate *r)
+{
+    cost_ctx pc = x->c;
+    pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
+    int64_t l2;
+    cost_compute_l2(x->hw, sw, ctas, &pc, &r->compute_s, &l2);
+    r->l2_bytes = (double)l2;
 }
 
 /* rate_at's value, computed and not kept. */
 static void rate_eval(const pipe_env *x, int op, int ctas, pipe_rate *r)
 {
-    op_work sw = x->w[op];
-    sw.align1 = 0;
-    sw.unaligned = 0;
-    if (sw.kind != OPK_GEMM && sw.kind != OPK_ATTN)
-        sw.generated = 1;
-    cost_ctx pc = x->c;
-    pc.persistent = 1; /* a stage's CTAs stay resident and loop over tiles */
-    int64_t l2;
-    cost_compute_l2(x->hw, &sw, ctas, &pc, &r->compute_s, &l2);
-    r->l2_bytes = (double)l2;
+    op_work sw;
+    stage_work(&x->w[op], &sw);
+    rate_of_work(x, &sw, ctas, r);
 }
 
 static int64_t op_input_miss(const pipe_env *x, int op, int j)

@@ -124,6 +124,7 @@ typedef struct pipe_rate {
  *  compute_s NaN: not computed yet). */
 typedef struct pipe_rate_row {
     pipe_rate *by_ctas;
+    op_work *work; /* the op's work as a stage body runs it (rate_eval's), made with by_ctas */
 } pipe_rate_row;
 
 /** What designing the pipelines of one graph needs: the GPU, the ops, the candidate CTA counts,
