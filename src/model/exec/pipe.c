@@ -1597,8 +1597,32 @@ typedef struct hid_eval {
     int bott_stage;
 } hid_eval;
 
-static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB, int in_l2,
-                        hid_eval *e)
+/* What hid_eval_at needs of the GPU and the pattern that no design changes: worked out once per
+ * hid_build (its search evaluates every chunk and split of the SMs). */
+typedef struct hid_hw {
+    double acc_cap;  /* B's accumulator room per SM: registers' share and shared memory left */
+    double l2_room, persist_bytes, tsync_s, port_Bps, l2_Bps, dram_Bps;
+    double start_s;  /* launch and the first DRAM latency */
+} hid_hw;
+
+static void hid_hw_of(const pipe_env *x, const hid_pat *h, hid_hw *k)
+{
+    const hw_gpu *hw = x->hw;
+    double clk = x->c.clock_MHz;
+    double room = hw_smem_bytes(hw) - x->smem_cta[h->g2];
+    k->acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
+    k->l2_room = l2_bcast_room(hw);
+    k->persist_bytes = hw_l2_persist_bytes(hw);
+    k->tsync_s = q_sync_s(hw);
+    k->port_Bps = port_Bps(hw, clk);
+    double inflight = roof_inflight_full(hw);
+    k->l2_Bps = roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+    k->dram_Bps = roof_dram_Bps(hw, hw->sm_count, inflight);
+    k->start_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9;
+}
+
+static void hid_eval_at(pipe_env *x, const hid_pat *h, const hid_hw *k, int64_t f, int cA, int cB,
+                        int in_l2, hid_eval *e)
 {
     const hw_gpu *hw = x->hw;
     double clk = x->c.clock_MHz, tm = (double)Q_TILE_ROWS;
@@ -1612,20 +1636,18 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
         for (int m = 0; m < (s ? h->nb : h->na); m++)
             e->comp[s] += rate_at(x, s ? h->mb[m] : h->ma[m], c[s])->compute_s;
     /* B's accumulators: a sub-block's tm x D' fp32 partial sums over cj column slices */
-    double room = hw_smem_bytes(hw) - x->smem_cta[h->g2];
-    double acc_cap = hw->registers_per_sm_KiB * 1024.0 * PIPE_ACC_RF_SHARE + (room > 0 ? room : 0);
     double acc_sub = tm * (double)h->Dout * KS_PARTIAL_BYTES;
-    int cj = (int)ceil(acc_sub / acc_cap);
+    int cj = (int)ceil(acc_sub / k->acc_cap);
     cj = cj < 1 ? 1 : cj;
     e->cj = cj;
     e->groups = cB / cj;
     e->spill = in_l2 || e->groups < 1;
-    double l2_room = l2_bcast_room(hw);
+    double l2_room = k->l2_room;
     double tile = tm * (double)f * h->esz;
     /* rings: each A CTA double-buffers its tile */
     e->storage = (double)Q_DEPTH_DEFAULT * tile * cA;
     /* accumulators in L2 share the persisting set-aside with the rings; beyond it, DRAM */
-    double acc_room = hw_l2_persist_bytes(hw) - e->storage;
+    double acc_room = k->persist_bytes - e->storage;
     int64_t rb = e->spill ? (int64_t)floor(acc_room / acc_sub) : e->groups;
     int acc_dram = e->spill && rb < 1;
     rb = rb < 1 ? 1 : rb;
@@ -1660,7 +1682,7 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
     e->dram_rd = x_rd + e->w_rd + h->tail_dram + acc_spill;
     e->dram_wr = h->out_write + h->mid_write + acc_spill;
     if (hw->queue_rings_pinned) {
-        e->spill_frac = q_spill_frac(e->storage, hw_l2_persist_bytes(hw));
+        e->spill_frac = q_spill_frac(e->storage, k->persist_bytes);
         ring_rd = ring_wr = e->spill_frac * ring_bytes;
     } else { /* one ring, as ring_lru_dram: its slots' tiles of streamed DRAM traffic beside it */
         double slots = (double)Q_DEPTH_DEFAULT * cA, back;
@@ -1674,13 +1696,13 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
     e->dram_wr += ring_wr;
     e->dram_tile[0] = (x_rd + e->w_rd * h->w1_bytes / (wall > 0 ? wall : 1)) / N;
     e->dram_tile[1] = e->w_rd * h->w2_bytes / (wall > 0 ? wall : 1) / N;
-    double tsync = q_sync_s(hw);
+    double tsync = k->tsync_s;
     double xfers[2] = {1.0, (double)e->cj}; /* A writes one ring per tile; B's slices read it */
     double P = 0;
     e->bott_stage = 0;
     for (int s = 0; s < 2; s++) {
         double ports = (double)(c[s] < hw->sm_count ? c[s] : hw->sm_count);
-        e->port[s] = e->l2[s] / (ports * port_Bps(hw, clk));
+        e->port[s] = e->l2[s] / (ports * k->port_Bps);
         e->sync[s] = tsync * xfers[s] / c[s];
         double comp = e->comp[s] / N;
         e->per[s] = fmax(comp, fmax(e->port[s], e->sync[s]));
@@ -1691,21 +1713,20 @@ static void hid_eval_at(pipe_env *x, const hid_pat *h, int64_t f, int cA, int cB
             e->bott_stage = s;
         }
     }
-    double inflight = roof_inflight_full(hw);
     e->l2_tile = e->l2[0] + e->l2[1];
     e->dram_tile_all = (e->dram_rd + e->dram_wr) / N;
     e->bott = NULL;
-    if (e->l2_tile / roof_l2_Bps(hw, hw->sm_count, inflight, clk) > P) {
-        P = e->l2_tile / roof_l2_Bps(hw, hw->sm_count, inflight, clk);
+    if (e->l2_tile / k->l2_Bps > P) {
+        P = e->l2_tile / k->l2_Bps;
         e->bott = "l2";
     }
-    if (e->dram_tile_all / roof_dram_Bps(hw, hw->sm_count, inflight) > P) {
-        P = e->dram_tile_all / roof_dram_Bps(hw, hw->sm_count, inflight);
+    if (e->dram_tile_all / k->dram_Bps > P) {
+        P = e->dram_tile_all / k->dram_Bps;
         e->bott = "dram";
     }
     e->period_s = P;
     e->fill_s = e->per[0] + e->per[1] + q_tile_s(hw, fmin(tile, Q_PAYLOAD_MAX_BYTES), clk);
-    e->time_s = cost_launch_s(hw, &x->c) + hw->dram_latency_ns * 1e-9 + e->fill_s + (N - 1) * P;
+    e->time_s = k->start_s + e->fill_s + (N - 1) * P;
 }
 
 /* hid_match, and the pattern's reason to exist: weights that the row design cannot keep on chip
@@ -1734,6 +1755,8 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
         return m;
     const hw_gpu *hw = x->hw;
     int S = hw->sm_count;
+    hid_hw hh;
+    hid_hw_of(x, &h, &hh);
     hid_eval best, e; /* best: the chosen design, evaluated once it is known */
     int64_t best_f = 0;
     int cA = 0, cB = 0, best_l2m = 0;
@@ -1767,7 +1790,7 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
                         continue;
                     size_t k = ((size_t)fi * (size_t)na + (size_t)a0) * 2 + (size_t)l2m;
                     if (pass == 0) {
-                        hid_eval_at(x, &h, f, a0, b0, l2m, &e);
+                        hid_eval_at(x, &h, &hh, f, a0, b0, l2m, &e);
                         tt[k] = e.time_s;
                         dd[k] = e.dram_rd + e.dram_wr;
                         tmin = fmin(tmin, e.time_s);
@@ -1786,7 +1809,7 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     arena_release(a, mark);
     if (!best_f)
         return 0;
-    hid_eval_at(x, &h, best_f, cA, cB, best_l2m, &best); /* the chosen design in full */
+    hid_eval_at(x, &h, &hh, best_f, cA, cB, best_l2m, &best); /* the chosen design in full */
     memset(p, 0, sizeof *p);
     p->first_op = first;
     p->last_op = last;
