@@ -330,8 +330,16 @@ static int cmp_one(void *ctx, void *state, long long item, char **out, kt_err *e
     (void)state;
     *out = NULL;
     if (item == c->fail_run)
-        return err_set(e, KT_EINTERNAL, NULL, NULL, "run %lld failed (KITSUNE_TEST_FAIL_RUN)", item);
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "run %lld failed (KITSUNE_TEST_FAIL_RUN)",
+                       item);
     return kt_run(c->hw, j->g, &j->o, &j->a, &j->rr, e);
+}
+
+/* A run's expected work, to order the work longest first: its graph's ops, three times as many
+ * in training (forward, backward, optimizer). */
+static long long cmp_weight(const cmp_job *j)
+{
+    return (long long)j->g->nop * (j->o.training ? 3 : 1);
 }
 
 /* Threads for njob runs: --jobs, else the online CPUs (at most CMP_JOBS_DEFAULT_MAX), never more
@@ -404,15 +412,10 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     int *slot = arena_calloc(&x->a, (size_t)njob + 1, sizeof *slot);
     if (!slot)
         return cli_error(x, KT_EINTERNAL, NULL, "out of memory");
-    for (int k = 0; k < njob; k++) {
-        long long wk = (long long)job[k].g->nop * (job[k].o.training ? 3 : 1);
+    for (int k = 0; k < njob; k++) { /* insertion, stable: equal weights keep run order */
         int at = k;
-        for (; at > 0; at--) {
-            long long wa = (long long)job[items[at - 1]].g->nop * (job[items[at - 1]].o.training ? 3 : 1);
-            if (wa >= wk)
-                break;
+        for (; at > 0 && cmp_weight(&job[items[at - 1]]) < cmp_weight(&job[k]); at--)
             items[at] = items[at - 1];
-        }
         items[at] = k;
     }
     for (int k = 0; k < njob; k++)
