@@ -655,6 +655,48 @@ static inline double max2(double a, double b)
     return a > b ? a : b > a ? b : fmax(a, b);
 }
 
+/* A split's traffic per tile: L2 bytes (the streamed operand read mc times, the other streamed
+ * inputs mo times, the outputs, attention's K/V re-reads beyond them (attn_l2: its kernel's L2
+ * bytes, cost.c's count), gathered rows (their DRAM side: finish), broadcast operands that are
+ * not resident in the CTAs' shared memory at cols column slices) and DRAM bytes (broadcast
+ * operands that fit neither there nor in L2, re-read every tile). */
+static inline void split_traffic(const stage_pre *q, double mc, double mo, double attn_l2,
+                                 int cols, double *l2_tile, double *dram_tile, int *resident,
+                                 int *in_l2)
+{
+    const stage_io *io = q->io;
+    double N = q->N;
+    double l2 = (mc * io->a_bytes + mo * io->stream_bytes) / N + q->out_tile;
+    if (io->attn)
+        l2 += fmax(0.0, attn_l2 / N - l2);
+    l2 += io->gather_bytes / N;
+    double dram = 0;
+    *resident = *in_l2 = 0;
+    if (io->bcast_bytes > 0) {
+        *resident = !io->attn && io->bcast_bytes / cols <= q->room;
+        if (!*resident) {
+            l2 += io->bcast_bytes;
+            *in_l2 = io->bcast_bytes <= q->bcast_room;
+            if (!*in_l2)
+                dram += io->bcast_dram > 0 ? io->bcast_bytes : 0;
+        }
+    }
+    *l2_tile = l2;
+    *dram_tile = dram;
+}
+
+/* A split's port time per tile (its L2 bytes through the ports of its CTAs' SMs) and queue
+ * time: each CTA of the tile's group pays a handshake per received transfer (its column slice
+ * reads the whole multicast tile) and per ring it writes. */
+static inline void split_times(const stage_pre *q, double l2_tile, int c, int cols,
+                               double *port_s, double *queue_s)
+{
+    const stage_io *io = q->io;
+    double ports = (double)(c < q->sm_count ? c : q->sm_count);
+    *port_s = l2_tile / (ports * q->port);
+    *queue_s = q->tsync * ((double)cols * (io->in_transfers + io->out_transfers)) / c;
+}
+
 /* Stage q at c CTAs in g groups of c / g column slices each: its terms into *t (every field
  * written). */
 static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int g, stage_eval *t)
@@ -680,23 +722,15 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
     }
     /* a reduction's 2-D output grid multicasts both operands (X^T dY) */
     double mo = io->reduce && io->gemm ? mc : 1.0;
-    t->l2_tile = (mc * io->a_bytes + mo * io->stream_bytes) / N + out_tile;
-    if (io->attn) /* flash attention re-reads K and V per query tile (cost.c's count) */
-        t->l2_tile += fmax(0.0, rate_at(x, q->st->op, c)->l2_bytes / N - t->l2_tile);
+    double attn_l2 = io->attn ? rate_at(x, q->st->op, c)->l2_bytes : 0.0;
+    split_traffic(q, mc, mo, attn_l2, cols, &t->l2_tile, &t->dram_tile, &t->resident, &t->in_l2);
     double slice = io->bcast_bytes / cols;
-    t->l2_tile += io->gather_bytes / N; /* gathered rows (their DRAM side: finish) */
-    if (io->bcast_bytes > 0) {
-        t->resident = !io->attn && slice <= q->room;
+    if (io->bcast_bytes > 0) { /* where the broadcast operands stay: their one-time traffic */
         if (t->resident) {
             t->l2_once += g * io->bcast_bytes;
             t->dram_once += io->bcast_dram;
-        } else {
-            t->l2_tile += io->bcast_bytes;
-            t->in_l2 = io->bcast_bytes <= q->bcast_room;
-            if (t->in_l2)
-                t->dram_once += io->bcast_dram;
-            else
-                t->dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
+        } else if (t->in_l2) {
+            t->dram_once += io->bcast_dram;
         }
     }
     if (io->reduce) {
@@ -709,12 +743,8 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
         t->l2_once += io->reduce_bytes;
     }
     t->compute_s = comp;
-    double ports = (double)(c < hw->sm_count ? c : hw->sm_count);
-    t->port_s = t->l2_tile / (ports * q->port);
-    /* each CTA of the tile's group: a handshake per received transfer (its column slice
-     * reads the whole multicast tile) and per ring it writes */
+    split_times(q, t->l2_tile, c, cols, &t->port_s, &t->queue_s);
     double xfers = (double)cols * (io->in_transfers + io->out_transfers);
-    t->queue_s = q->tsync * xfers / c;
     /* the stage body's work per tile: loads (the streamed operand once per column
      * slice, other streamed inputs, broadcast re-reads), gathered rows, stores (spilled
      * partial sums read and written), math */
@@ -771,27 +801,15 @@ static inline double split_cost(const stage_pre *q, double l2_tile, double dram_
 }
 
 /* split_cost of stage_split(x, q, comp, c, g) for a GEMM stage that is neither a reduction nor a
- * stage_body runtime's (the only stages with several splits): the same terms in the same order,
- * without the fields the choice does not read. attn_l2: rate_at(...)->l2_bytes for an attention
- * stage. */
+ * stage_body runtime's (the only stages with several splits): the same split_traffic and
+ * split_times, without the fields the choice does not read. attn_l2: rate_at(...)->l2_bytes for
+ * an attention stage. */
 static inline double gemm_split_cost(const stage_pre *q, double comp, double attn_l2, int c, int g)
 {
-    const stage_io *io = q->io;
-    double N = q->N;
-    int cols = c / g;
-    double l2_tile = ((double)cols * io->a_bytes + 1.0 * io->stream_bytes) / N + q->out_tile;
-    if (io->attn)
-        l2_tile += fmax(0.0, attn_l2 / N - l2_tile);
-    l2_tile += io->gather_bytes / N;
-    double dram_tile = 0;
-    if (io->bcast_bytes > 0 && !(!io->attn && io->bcast_bytes / cols <= q->room)) {
-        l2_tile += io->bcast_bytes;
-        if (!(io->bcast_bytes <= q->bcast_room))
-            dram_tile += io->bcast_dram > 0 ? io->bcast_bytes : 0;
-    }
-    double ports = (double)(c < q->sm_count ? c : q->sm_count);
-    double port_s = l2_tile / (ports * q->port);
-    double queue_s = q->tsync * ((double)cols * (io->in_transfers + io->out_transfers)) / c;
+    int cols = c / g, resident, in_l2;
+    double l2_tile, dram_tile, port_s, queue_s;
+    split_traffic(q, (double)cols, 1.0, attn_l2, cols, &l2_tile, &dram_tile, &resident, &in_l2);
+    split_times(q, l2_tile, c, cols, &port_s, &queue_s);
     return split_cost(q, l2_tile, dram_tile, max2(max2(comp, 0.0), max2(port_s, queue_s)));
 }
 
