@@ -423,7 +423,9 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     /* tests: KITSUNE_TEST_FAIL_RUN=K makes run K (0-based, output order) fail, so that the
      * error path is the same with any --jobs */
     const char *tf = getenv("KITSUNE_TEST_FAIL_RUN");
-    cmp_jobs ctx = {&x->hw, job, tf ? strtoll(tf, NULL, 10) : -1};
+    char *end = NULL;
+    long long fail_run = tf && *tf ? strtoll(tf, &end, 10) : -1;
+    cmp_jobs ctx = {&x->hw, job, end && *end ? -1 : fail_run}; /* not a number: no failure */
     jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL};
     jobs *jb = jobs_start(&js, &x->e);
     if (!jb)
