@@ -685,6 +685,13 @@ static inline void split_traffic(const stage_pre *q, double mc, double mo, doubl
     *dram_tile = dram;
 }
 
+/* A split's period: the slowest of its compute, stage body (0 without a stage_body runtime), L2
+ * port and queue hand-off times per tile. */
+static inline double split_period(double comp_s, double body_s, double port_s, double queue_s)
+{
+    return max2(max2(comp_s, body_s), max2(port_s, queue_s));
+}
+
 /* A split's port time per tile (its L2 bytes through the ports of its CTAs' SMs) and queue
  * time: each CTA of the tile's group pays a handshake per received transfer (its column slice
  * reads the whole multicast tile) and per ring it writes. */
@@ -773,7 +780,7 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
         t->body_s = (hand * xfers + rate * slow) / c;
         t->body_cta_s = t->body_s * (double)g;
     }
-    t->period_s = max2(max2(comp, t->body_s), max2(t->port_s, t->queue_s));
+    t->period_s = split_period(comp, t->body_s, t->port_s, t->queue_s);
     t->limit = t->period_s == t->body_s && body ? KS_LIMIT_BODY
              : t->period_s == comp              ? KS_LIMIT_COMPUTE
              : t->period_s == t->port_s         ? KS_LIMIT_PORT
@@ -810,7 +817,7 @@ static inline double gemm_split_cost(const stage_pre *q, double comp, double att
     double l2_tile, dram_tile, port_s, queue_s;
     split_traffic(q, (double)cols, 1.0, attn_l2, cols, &l2_tile, &dram_tile, &resident, &in_l2);
     split_times(q, l2_tile, c, cols, &port_s, &queue_s);
-    return split_cost(q, l2_tile, dram_tile, max2(max2(comp, 0.0), max2(port_s, queue_s)));
+    return split_cost(q, l2_tile, dram_tile, split_period(comp, 0.0, port_s, queue_s));
 }
 
 /* A stage at c CTAs, with its count-independent terms q: the cheapest of its splits. */
@@ -827,8 +834,8 @@ static void stage_at_pre(pipe_env *x, const stage_pre *q, int c, stage_eval *e)
      * and a stage_body runtime's CTAs (row split) */
     if (!(io->gemm && !io->reduce && !q->body)) {
         stage_split(x, q, comp, c, c, e);
-        if (!(split_cost(q, e->l2_tile, e->dram_tile, e->period_s) < INFINITY * (1 - 1e-12)))
-            memset(e, 0, sizeof *e);
+        if (!(split_cost(q, e->l2_tile, e->dram_tile, e->period_s) < INFINITY))
+            memset(e, 0, sizeof *e); /* no finite cost: as when no split qualifies */
         return;
     }
     double attn_l2 = io->attn ? rate_at(x, st->op, c)->l2_bytes : 0.0;
