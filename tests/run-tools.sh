@@ -111,9 +111,10 @@ for j in 1 4; do
 done
 cmp -s "$tmp/cb1.err" "$tmp/cb4.err" && ok || bad "compare --jobs 4 error differs from --jobs 1"
 check "compare, bad file: no output" "$(wc -c <"$tmp/cb4.out" | tr -d ' ')" 0
-# a run that fails (a test hook): the threads stop and the runs from the first unfinished one
-# on are redone in order, so the error is the one a sequential run meets, whatever the order of
-# the work (the longest runs go first)
+# runs that fail (a test hook: run K and every later one): the threads take the longest runs
+# first and meet the failures in that order (llama3-8b-ctx training, run 5, before run 3); the
+# runs from the first unfinished one on are redone in order, so the error is run K's, the one a
+# sequential run meets
 for k in 0 3 9; do
     for j in 1 2 4; do
         KITSUNE_TEST_FAIL_RUN=$k "$bin" compare --hw a100 --exec $ex --workload all --mode both \
