@@ -654,6 +654,80 @@ START_TEST(test_inductor_concat_in_place)
 }
 END_TEST
 
+/* A bias gradient under inductor (PyTorch 2.x): g = dy * m (a pointwise kernel) feeds the GEMM
+ * g @ W and the column reduction sum(g, axis 0) over R rows. g is stored for the GEMM, and the
+ * reduction reads it column by column: two generated kernels, not one (Inductor fuses only
+ * nodes that index a buffer alike). With 128 outputs (< 64 per SM) and R > 32 rows the
+ * reduction is Inductor's split reduction: partial sums, then their sum, two launches. Without
+ * the GEMM, g has one reader and is inlined into the reduction: one group. */
+/* printf format: rows (three times), then the GEMM's output tensor and op, or nothing */
+static const char *BIASGRAD =
+    "{\"name\": \"bg\", \"tensors\": {"
+    " \"dy\": {\"shape\": [%s, 128], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"m\": {\"shape\": [%s, 128], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+    " \"w\": {\"shape\": [128, 128], \"dtype\": \"bf16\", \"kind\": \"weight\"},"
+    " \"g\": {\"shape\": [%s, 128], \"dtype\": \"bf16\"},"
+    " \"gb\": {\"shape\": [128], \"dtype\": \"bf16\", \"kind\": \"output\"}%s},"
+    " \"ops\": ["
+    "  {\"name\": \"mask\", \"type\": \"mul\", \"inputs\": [\"dy\", \"m\"], \"outputs\": [\"g\"]},"
+    "  {\"name\": \"gb\", \"type\": \"reduce\", \"inputs\": [\"g\"], \"outputs\": [\"gb\"],"
+    "   \"attrs\": {\"op\": \"sum\", \"axes\": [0]}}%s]}";
+
+/* BIASGRAD with R rows, optionally without the GEMM (g read by the reduction alone) */
+static void load_biasgrad(const char *rows, int gemm, arena *a, wl_graph *g)
+{
+    char s[4096], gx[128];
+    snprintf(gx, sizeof gx, ", \"gx\": {\"shape\": [%s, 128], \"dtype\": \"bf16\", \"kind\": "
+             "\"output\"}", rows);
+    int n = snprintf(s, sizeof s, BIASGRAD, rows, rows, rows, gemm ? gx : "",
+                     gemm ? ", {\"name\": \"gx\", \"type\": \"matmul\", \"inputs\": [\"g\", "
+                            "\"w\"], \"outputs\": [\"gx\"]}" : "");
+    ck_assert_int_lt(n, (int)sizeof s);
+    load_wl(s, a, g);
+}
+
+START_TEST(test_inductor_bias_grad)
+{
+    cost_ctx c = {.clock_MHz = A100.clock_MHz, .graph_launch = 1};
+    double launch = cost_launch_s(&A100, &c);
+    arena a = {0};
+    wl_graph g;
+    kt_result v;
+    load_biasgrad("4096", 1, &a, &g);
+    run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 3);
+    ck_assert_str_eq(v.items[0].name, "mask");
+    ck_assert_str_eq(v.items[1].name, "gb");
+    ck_assert_str_eq(v.items[2].name, "gx");
+    /* the reduction reads g back: 4096 x 128 bf16, 1 MiB (L2 or DRAM) */
+    ck_assert_int_eq(v.items[1].c.l2_bytes, 4096LL * 128 * 2 + 128 * 2);
+    ck_assert_double_eq_tol(v.items[1].c.launch_s, 2 * launch, 1e-15);
+    ck_assert_double_eq_tol(v.items[0].c.launch_s, launch, 1e-15);
+    /* the rules policy stitches the reduction onto the pointwise op (a row of 4096 fits) */
+    run_policy(&A100, &g, VF_RULES, 1, NULL, &a, NULL, &v);
+    ck_assert_int_eq(v.nitems, 2);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    arena_free(&a);
+
+    /* without the GEMM, g is inlined: one kernel group, still split */
+    arena a2 = {0};
+    load_biasgrad("4096", 0, &a2, &g);
+    ck_assert_int_eq(g.nop, 2);
+    run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a2, NULL, &v);
+    ck_assert_int_eq(v.nitems, 1);
+    ck_assert_int_eq(v.items[0].nops, 2);
+    arena_free(&a2);
+
+    /* 32 rows reduced: at most min_elements_per_thread, no split, one launch */
+    arena a3 = {0};
+    load_biasgrad("32", 1, &a3, &g);
+    run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a3, NULL, &v);
+    ck_assert_int_eq(v.nitems, 3);
+    ck_assert_double_eq_tol(v.items[1].c.launch_s, launch, 1e-15);
+    arena_free(&a3);
+}
+END_TEST
+
 /* A residual conv block, NCHW bf16 [2, 16, 16, 16]: conv1 3x3 -> batchnorm (inference) -> relu
  * -> conv2 1x1 -> add x -> 2x2 max pooling. Under the rules policy conv1 leads a GEMM group with
  * its pointwise epilogues (batchnorm's per-channel scale/shift, relu), conv2 is not chained onto
@@ -723,6 +797,7 @@ static Suite *fusion_suite(void)
     tcase_add_test(t, test_inductor_gather_concat);
     tcase_add_test(t, test_inductor_pad);
     tcase_add_test(t, test_inductor_concat_in_place);
+    tcase_add_test(t, test_inductor_bias_grad);
     tcase_add_test(t, test_conv_block);
     suite_add_tcase(s, t);
     TCase *m = tcase_create("vf_run_masked");

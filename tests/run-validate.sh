@@ -71,8 +71,10 @@ else
     check "bsp time MAPE % (goal 10)" "$(get bsp_time_s_mape)" 10
     check "bsp time worst % (goal 20)" "$(get bsp_time_s_worst)" 20
     check "bsp DRAM bytes MAPE % (goal 15)" "$(get bsp_dram_bytes_mape)" 15
-    check "vf (inductor) time MAPE %" "$(get vf_time_s_mape)" 10.5
-    check "vf/bsp speedup mean |error| x (goal 0.1)" "$(get speedup_mean)" 0.11
+    check "vf (inductor) time MAPE %" "$(get vf_time_s_mape)" 10
+    check "vf/bsp speedup mean |error| x (goal 0.1)" "$(get speedup_mean)" 0.1
+    # the goal's worst case (0.25x) is not met: README "What still misses" names the two cases
+    check "vf/bsp speedup worst |error| x (goal 0.25, not met)" "$(get speedup_worst)" 0.5
 fi
 
 for part in micro-fit micro-holdout alignk; do

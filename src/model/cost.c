@@ -31,6 +31,13 @@ enum { ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
 /* ATen's column reductions: 4 threads along the reduced rows per CTA (block 32 x 4), and at
  * least 16 rows per thread before the rows are split across more CTAs. */
 enum { COL_REDUCE_BLOCK_Y = 4, COL_REDUCE_MIN_ROWS = 16, COL_REDUCE_FEW_THREADS = 512 };
+/* Inductor's split of an outer (column) reduction (torch/_inductor/ir.py Reduction.num_splits,
+ * PyTorch 2.x): it is split into two kernels, partial sums over slices of the reduced rows and
+ * a second kernel that sums the partials, unless the outputs alone fill the GPU (at least
+ * 2 x 32 per SM) or the reduced length is at most min_elements_per_thread (32). The H200 traces
+ * show the pair after every generated bias gradient (triton_red_fused_sum_N, then
+ * triton_per/red_fused_sum_N+1, 1.2-2.5 us; validation/apps/h200-apps-kernels.csv). */
+enum { INDUCTOR_SPLIT_OUTPUTS_PER_SM = 64, INDUCTOR_SPLIT_MIN_REDUCED = 32 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
@@ -488,6 +495,9 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
             t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
             t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
             t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+            if (w->rows < (int64_t)INDUCTOR_SPLIT_OUTPUTS_PER_SM * g->sm_count &&
+                w->row_len > INDUCTOR_SPLIT_MIN_REDUCED)
+                t->kernels = 2; /* the partials' sum: a second, tiny kernel */
             break;
         }
         if (w->col_reduce) {

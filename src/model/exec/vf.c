@@ -461,6 +461,19 @@ static int indexed_load(const wl_op *o, const op_work *w)
     return w->kind == OPK_GATHER && !op_is_route(o->type);
 }
 
+/* Is tensor t stored by its producer whatever op i does: read by another op, a graph output
+ * or saved for the backward? (Inductor inlines a pointwise producer into its one consumer.) */
+static int realized(const vf_plan *p, int t, int i)
+{
+    int r = p->root[t];
+    if (p->pinned[r])
+        return 1;
+    for (int k = p->rd_start[r]; k < p->rd_start[r + 1]; k++)
+        if (p->rd_op[k] != i)
+            return 1;
+    return 0;
+}
+
 /* May op i join group id through tensor t (produced by op prod in the group)? 0 and *ctx_out
  * (the GEMM whose tile i works on, -1 for stitched ops) with the threshold text in rule, or -1
  * with the reason in why. */
@@ -500,6 +513,16 @@ static int rule_check(const vf_plan *p, int id, int i, int t, int prod, int *ctx
     const wl_tensor *tt = &g->t[t];
     if (inductor && (G->kind == GK_GEMM || w->kind == OPK_GEMM || op_is_conv(o->type))) {
         snprintf(why, nwhy, "%s", library_why(o->type));
+        return -1;
+    }
+    if (inductor && w->kind == OPK_ROW && w->col_reduce && w->rows > 1 && realized(p, t, i)) {
+        /* the reduction walks its input column by column (outputs x reduced rows) while the
+         * producer wrote it row by row: Inductor's scheduler fuses a pointwise producer into
+         * a reduction only when both index the buffer alike (torch/_inductor scheduler
+         * can_fuse), so a producer output that is stored anyway (read by a GEMM, saved) is
+         * read back by a kernel of its own (H200 traces: every bias gradient of MGN,
+         * GraphCast and NeRF is a triton_*_fused_sum kernel after the pointwise kernel) */
+        snprintf(why, nwhy, "inductor: a column reduction of a stored tensor is its own kernel");
         return -1;
     }
     if (w->kind == OPK_GATHER) { /* inductor: a gather is an indexed load of a generated kernel */
