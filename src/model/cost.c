@@ -573,7 +573,10 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
     case OPK_STREAM:
     default: {
         int64_t per_thread = STREAM_ELEMS_PER_THREAD;
-        if (w->kind == OPK_STREAM && w->elems > 0 && w->out_bytes > 0) {
+        /* ATen's element-wise kernels and generated ones (Triton: XBLOCK 1024 bf16 elements per
+         * CTA of 128 threads, gathers too: gather_probe.py's kernels) move 16 bytes a thread */
+        if ((w->kind == OPK_STREAM || (w->kind == OPK_GATHER && w->generated)) && w->elems > 0 &&
+            w->out_bytes > 0) {
             int64_t esz_out = w->out_bytes / w->elems; /* bytes per output element */
             if (esz_out >= 1 && esz_out <= STREAM_BYTES_PER_THREAD)
                 per_thread = STREAM_BYTES_PER_THREAD / esz_out;

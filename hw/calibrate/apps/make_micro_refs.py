@@ -30,8 +30,8 @@ def T(shape, kind=None, dtype="bf16"):
     return d
 
 
-def workload(name, params, tensors, ops, how):
-    d = {"name": name, "source": SRC.format(how=how), "params": params, "tensors": tensors, "ops": ops}
+def workload(name, params, tensors, ops, how, src=SRC):
+    d = {"name": name, "source": src.format(how=how), "params": params, "tensors": tensors, "ops": ops}
     with open(os.path.join(WDIR, name + ".json"), "w") as f:
         json.dump(d, f, indent=1)
         f.write("\n")

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../l2.h"
 #include "../op.h"
 #include "../sched.h"
 
@@ -986,6 +987,39 @@ static void externals(const vf_plan *p, int id, vf_scratch *s)
     }
 }
 
+/* DRAM bytes a generated kernel's gathers read beyond each table's one first read: the rows
+ * miss L2 as LRU shared with the kernel's other DRAM traffic (`traffic` less the table) lets
+ * them, in each L2 half (l2.c l2_gather_dram_bytes, the model of the pipelines' gathered
+ * tables). Gathers of one table in the group share it. (H200, hw/calibrate/apps
+ * gather_probe.py: Inductor's cat(x[src], x[dst], e) re-reads 38% of MGN's gathered rows from
+ * DRAM with a 16.8 MB table and 68% of GraphCast's with 42 MB; validation/apps
+ * h200-gather-probe.csv.) */
+static int64_t gather_refetch(const vf_plan *p, int id, double traffic)
+{
+    const wl_graph *g = p->g;
+    int parts = p->hw->l2_partitions > 0 ? p->hw->l2_partitions : 1;
+    double cap = hw_l2_bytes(p->hw) / parts, refetch = 0;
+    for (int i = p->gr[id].first; i >= 0; i = p->next[i]) {
+        if (p->w[i].kind != OPK_GATHER)
+            continue;
+        int r = p->root[g->op[i].in[0]], seen = 0;
+        for (int j = p->gr[id].first; j != i && !seen; j = p->next[j])
+            seen = p->w[j].kind == OPK_GATHER && p->root[g->op[j].in[0]] == r;
+        if (seen) /* counted with the table's first gather */
+            continue;
+        double table = 0, gathered = 0;
+        for (int j = i; j >= 0; j = p->next[j])
+            if (p->w[j].kind == OPK_GATHER && p->root[g->op[j].in[0]] == r) {
+                table = fmax(table, (double)p->w[j].in_bytes[0]);
+                gathered += (double)p->w[j].in_l2_bytes - (double)p->w[j].in_bytes[1];
+            }
+        double dram = l2_gather_dram_bytes(cap, parts, fmax(0.0, traffic - table), table, table,
+                                           gathered);
+        refetch += fmax(0.0, dram - table);
+    }
+    return (int64_t)fmin(refetch, KT_COUNT_LIMIT);
+}
+
 /* Synthetic work of a group (see the file comment). 0 or -1 on overflow. */
 static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw)
 {
@@ -1018,14 +1052,7 @@ static int group_work(const vf_plan *p, int id, const vf_scratch *s, op_work *gw
               to ATen's index_add/scatter_add but decomposes the embedding backward */
     if (!lib && (p->policy == VF_INDUCTOR || p->gr[id].nreal >= 2)) {
         gw->generated = 1;
-        gw->refetch_bytes = 0;
-        for (int i = p->gr[id].first; i >= 0; i = p->next[i])
-            if (p->w[i].kind == OPK_GATHER) {
-                cost_tiling tt;
-                cost_tile(p->hw, &p->w[i], p->hw->sm_count, &tt);
-                if (wl_add(gw->refetch_bytes, tt.extra_dram_read_bytes, &gw->refetch_bytes))
-                    return -1;
-            }
+        gw->refetch_bytes = gather_refetch(p, id, (double)inb + (double)outb);
     }
     if (gw->kind == OPK_GEMM && ft > p->w[m].flops_tensor) {
         gw->align1 = 0; /* a fused chain kernel pads its operands: no cuBLAS alignment class */
