@@ -12,6 +12,8 @@
 #   shapes (held out, 7.4% when it landed; limit 10%);
 # - validation/apps/h200-gather-probe.csv, Inductor's generated kernels with indexed loads:
 #   time and ncu DRAM reads at their levels when they landed (20.9%, 18.7%);
+# - validation/apps/h200-norm-probe.csv, ATen's layer/RMS norm forward over D = 64..4096
+#   (11.4% when it landed);
 # - validation/pipeline/runs.csv, the real spatial pipelines (hw/calibrate/pipeline) against
 #   kitsune map with their stages, allocations and tiles imposed on hw/h200-ktpipe.json: every
 #   run's time (p90 |error| <= 15%, Spearman >= 0.8 per allocation sweep: the goals), by
@@ -95,6 +97,12 @@ for m in time_s dram_read_bytes; do
     case $m in time_s) lim=22 ;; *) lim=20 ;; esac
     check "gather-probe $m MAPE %" "${mape:-999}" $lim
 done
+
+# ATen's layer_norm and rms_norm forward at twelve row lengths (hw/calibrate/apps/norm_probe.py):
+# 16.6% with the linear instruction model, 11.4% with the per-warp one (op.c norm_warp_inst)
+out=$("$bin" validate validation/apps/h200-norm-probe.csv --hw h200 2>&1) || true
+mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
+check "norm-probe time MAPE %" "${mape:-999}" 12.5
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then

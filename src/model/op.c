@@ -22,8 +22,16 @@
  * 4096) where two were measured. These kernels are instruction-issue bound (ncu: 77-88% of SM
  * throughput), so their time follows these counts, not their FLOPs. Reductions (one measured
  * shape cannot separate per-row from per-element cost) and backward kernels keep the FLOP
- * estimate. layernorm: 920 / 4935 warp-instructions per CTA at D = 128 / 4096; rmsnorm: 491 /
- * 2002; softmax: the warp-per-row kernel (rows <= 1024; SOFTMAX_BLOCK_INST_PER_ELEM above). */
+ * estimate. softmax: the warp-per-row kernel (rows <= 1024; SOFTMAX_BLOCK_INST_PER_ELEM above).
+ * layernorm and rmsnorm (norm_warp_inst): ATen's vectorized_layer_norm_kernel runs a row per CTA
+ * of NORM_WARPS warps whose lanes load NORM_VEC_ELEMS-element vectors, so one warp-iteration
+ * covers NORM_WARP_ITER_ELEMS elements of the row; its warp-instructions per row are a base
+ * (block reductions, prologue), a part per warp that has any element (its Welford merge and
+ * reduction share) and a part per warp-iteration. ncu on the H200 (hw/calibrate/apps
+ * norm_probe.py, results/raw-norm-probe, 12 row lengths D = 64..4096): least squares through
+ * D = 64, 256, 1024, 3072; the other eight D held out, all within 1.2% (layernorm 920..4935,
+ * rmsnorm 491..2002 warp-instructions per row). A linear fit through D = 128 and 4096 was 20%
+ * low at D = 512 (GraphCast's layer norm). */
 #define EW(fl, sfu) .simt_flops_per_elem = fl, .sfu_per_elem = sfu
 #define ARITY(lo, hi) .min_in = lo, .max_in = hi, .max_out = 1
 #define UNARY_ACT(nm, fl, sfu, out) \
@@ -106,10 +114,10 @@ static const op_info OP_TABLE[OP_COUNT] = {
                         .flags = OPF_TRAIN_ONLY, EW(4, 0), .rowgrid = ROWGRID_WARP,
                         .fuse = FUSE_ROW, .grad = GR_UNSUPPORTED},
     [OP_LAYERNORM] = {.name = "layernorm", .kclass = KC_NORM, .kind = OPK_ROW, ARITY(1, 3), .attrs = "eps,", EW(8, 0),
-                      .inst_per_elem = 32.4, .inst_per_cta = 25280, .sfu_per_row = 1, .fuse = FUSE_ROW,
+                      .norm_warp_inst = {696.4, 116.6, 117.82}, .sfu_per_row = 1, .fuse = FUSE_ROW,
                       .grad = GR_NORM},
     [OP_RMSNORM] = {.name = "rmsnorm", .kclass = KC_NORM, .kind = OPK_ROW, ARITY(1, 2), .attrs = "eps,", EW(5, 0),
-                    .inst_per_elem = 12.2, .inst_per_cta = 14144, .sfu_per_row = 1, .fuse = FUSE_ROW,
+                    .norm_warp_inst = {428.1, 17.3, 47.03}, .sfu_per_row = 1, .fuse = FUSE_ROW,
                     .grad = GR_NORM},
     [OP_NORM_BWD] = {.name = "norm_backward", .kclass = KC_NORM, .kind = OPK_ROW, .min_in = 2, .max_in = 4, .max_out = 3,
                      .attrs = "op,", .flags = OPF_TRAIN_ONLY, EW(12, 0), .sfu_per_row = 1, .row_input = 1,
@@ -233,6 +241,10 @@ static const op_info OP_TABLE[OP_COUNT] = {
 #define SOFTMAX_BLOCK_INST_PER_ELEM 79.5
 /* Rows of at most this many elements run one warp per row (ROWGRID_WARP) */
 enum { ROW_WARP_MAX_ELEMS = 1024 };
+/* ATen's vectorized_layer_norm_kernel (aten/src/ATen/native/cuda/layer_norm_kernel.cu): a
+ * (32, 4) block, vec_size 4; a warp-iteration covers 32 x 4 elements */
+enum { NORM_WARPS = 4, NORM_VEC_ELEMS = 4, NORM_WARP_ITER_ELEMS = 32 * NORM_VEC_ELEMS,
+       NORM_WARP_THREADS = 32 };
 
 const op_info *op_info_of(int type)
 {
@@ -1942,6 +1954,16 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
             CHK(wl_add(w->sfu_ops, w->rows, &w->sfu_ops));
         w->inst_per_elem = inf->inst_per_elem;
         w->inst_per_cta = inf->inst_per_cta;
+        if (inf->norm_warp_inst[0] > 0 && w->row_len > 0) {
+            /* thread-instructions: per row (CTA) the base and the active warps' share, per
+             * element the warp-iterations' */
+            int64_t iters = cdiv64(w->row_len, NORM_WARP_ITER_ELEMS);
+            int64_t warps = iters < NORM_WARPS ? iters : NORM_WARPS;
+            w->inst_per_cta = NORM_WARP_THREADS * (inf->norm_warp_inst[0] +
+                                                   inf->norm_warp_inst[1] * (double)warps);
+            w->inst_per_elem = NORM_WARP_THREADS * inf->norm_warp_inst[2] * (double)iters /
+                               (double)w->row_len;
+        }
         if (inf->rowgrid == ROWGRID_WARP && inf->inst_per_elem > 0 && w->row_len > ROW_WARP_MAX_ELEMS)
             w->inst_per_elem = SOFTMAX_BLOCK_INST_PER_ELEM;
         break;

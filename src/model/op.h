@@ -187,6 +187,8 @@ typedef struct op_info {
     unsigned flags;        /* OPF_* */
     int simt_flops_per_elem, sfu_per_elem; /* per element (STREAM: output, ROW: input) */
     double inst_per_elem, inst_per_cta;    /* ROW: measured issued instructions (0 = FLOPs) */
+    double norm_warp_inst[3]; /* ATen's vectorized norm kernel: warp-instructions per row =
+                                 [0] + [1] x active warps + [2] x warp-iterations (op.c) */
     int sfu_per_row;       /* ROW: SFU ops per row (norms: one rsqrt) */
     op_rowgrid rowgrid;    /* ROW: CTA grid */
     int row_input;         /* ROW: the input whose rows are normalized/reduced */

@@ -131,12 +131,7 @@ def main():
                     "%d" % round(num(n["dram__bytes_read.sum"])),
                     "%s: ncu dram__bytes_read.sum, caches flushed" % common,
                     "h200", params_of(kind, c["params"])])
-    tmp = OUT + ".tmp"
-    with open(tmp, "w", newline="") as f:
-        wr = csv.writer(f, lineterminator="\n")
-        wr.writerow(["workload", "mode", "exec", "metric", "value", "source", "hw", "params"])
-        wr.writerows(out)
-    os.replace(tmp, OUT)
+    mm.write_refs(OUT, out, lineterminator="\n")
     print("%s: %d rows" % (os.path.relpath(OUT, ROOT), len(out)))
 
 

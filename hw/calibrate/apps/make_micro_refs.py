@@ -38,6 +38,16 @@ def workload(name, params, tensors, ops, how, src=SRC):
     return "validation/h200-micro/" + name + ".json"
 
 
+def write_refs(path, rows, lineterminator="\r\n"):
+    """A `kitsune validate` reference table, written to a temporary file and renamed."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        cw = csv.writer(f, lineterminator=lineterminator)
+        cw.writerow(["workload", "mode", "exec", "metric", "value", "source", "hw", "params"])
+        cw.writerows(rows)
+    os.replace(tmp, path)
+
+
 def write_workloads():
     os.makedirs(WDIR, exist_ok=True)
     w = {}
@@ -176,10 +186,7 @@ def main():
     for k, rows in out.items():
         path = os.path.join(ROOT, "validation", "apps",
                             "h200-%s.csv" % k if k == "alignk" else "h200-micro-%s.csv" % k)
-        with open(path, "w", newline="") as f:
-            cw = csv.writer(f)
-            cw.writerow(["workload", "mode", "exec", "metric", "value", "source", "hw", "params"])
-            cw.writerows(rows)
+        write_refs(path, rows)
         print("wrote %s (%d rows)" % (os.path.relpath(path, ROOT), len(rows)))
 
 
