@@ -564,7 +564,9 @@ END_TEST
 
 /* cuBLAS's wmma alignment-1 kernel for tiny batched products (DLRM's 27x27 interaction, K=128,
  * 4096 of them): 32x32 tiles, one per batch, one CTA per SM: ceil(4096 / 132) = 32 waves of
- * (2*32*32*128 / align1 rate + tile clocks + per-element clocks x 1024). */
+ * (2*32*32*128 / 110.3 + 138) clocks (hw/h200.json kernels.gemm_wmma_*, bmm_probe.py). Its
+ * gradient [27, 27] x [27, 128]: the output has 27 rows, so the same kernel, 4 tiles a batch,
+ * ceil(16384 / 132) = 125 waves of one 32-deep k step (K = 27 runs a whole one). */
 START_TEST(test_gemm_align1_wmma)
 {
     hw_gpu g = load_hw("h200");
@@ -578,10 +580,23 @@ START_TEST(test_gemm_align1_wmma)
     cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
     cost_result r;
     cost_eval(&g, &w, g.sm_count, &c, 0, 0, &r);
-    double clk = 2.0 * 32 * 32 * 128 / g.gemm_align1_flop_per_clk_per_sm + g.gemm_align1_tile_clk +
-                 g.gemm_align1_clk_per_out_elem * 32 * 32;
+    double clk = 2.0 * 32 * 32 * 128 / 110.3 + 138;
     ck_assert_int_eq(r.waves, 32);
     ck_assert_double_eq_tol(r.tensor_s, 32 * clk / 1830e6, 1e-12);
+    op_work gw = gemm(27, 128, 27, DT_BF16);
+    gw.batch = 4096;
+    gw.align1 = 1;
+    cost_tile(&g, &gw, g.sm_count, &t);
+    ck_assert(t.tm == 32 && t.tn == 32);
+    ck_assert_int_eq(t.tiles, 4 * 4096);
+    cost_eval(&g, &gw, g.sm_count, &c, 0, 0, &r);
+    ck_assert_int_eq(r.waves, 125);
+    ck_assert_double_eq_tol(r.tensor_s, 125 * (2.0 * 32 * 32 * 32 / 110.3 + 138) / 1830e6, 1e-12);
+    /* 262144 rows of N = 3 (NeRF's rgb_fc2) stay on the 64x64 kernel */
+    op_work nw = gemm(262144, 3, 128, DT_BF16);
+    nw.align1 = 1;
+    cost_tile(&g, &nw, g.sm_count, &t);
+    ck_assert(t.tm == 64 && t.tn == 64);
 }
 END_TEST
 

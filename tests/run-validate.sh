@@ -14,6 +14,8 @@
 #   time and ncu DRAM reads at their levels when they landed (20.9%, 18.7%);
 # - validation/apps/h200-norm-probe.csv, ATen's layer/RMS norm forward over D = 64..4096
 #   (11.4% when it landed);
+# - validation/apps/h200-bmm-probe.csv, DLRM's interaction GEMMs over K, N and the batch (9.4%
+#   when it landed);
 # - validation/pipeline/runs.csv, the real spatial pipelines (hw/calibrate/pipeline) against
 #   kitsune map with their stages, allocations and tiles imposed on hw/h200-ktpipe.json: every
 #   run's time (p90 |error| <= 15%, Spearman >= 0.8 per allocation sweep: the goals), by
@@ -103,6 +105,12 @@ done
 out=$("$bin" validate validation/apps/h200-norm-probe.csv --hw h200 2>&1) || true
 mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
 check "norm-probe time MAPE %" "${mape:-999}" 12.5
+
+# DLRM's interaction GEMMs on cuBLAS's wmma alignment-1 kernel (hw/calibrate/apps/bmm_probe.py;
+# kernels.gemm_wmma_* fitted on 10 of the 39 rows): 84.6% with the 128x128 kernels' parameters
+out=$("$bin" validate validation/apps/h200-bmm-probe.csv --hw h200 2>&1) || true
+mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
+check "bmm-probe time MAPE %" "${mape:-999}" 10.5
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then

@@ -17,6 +17,8 @@
  * tile, K step 32, 4-stage cp.async pipeline on sm80+; NVIDIA CUTLASS docs, "efficient GEMM"). */
 enum { GEMM_TILE_MAX = 128, GEMM_TILE_MIN = 16, GEMM_TILE_K = 32, GEMM_STAGES = 4,
        GEMM_THREADS = 256 };
+/* cuBLAS's legacy wmma alignment-1 kernel: 32x32 output tiles, 32-deep k steps */
+enum { WMMA_TILE = 32 };
 /* Split-K only when K is long enough that each split keeps this many K per CTA. */
 enum { GEMM_SPLITK_MIN_K = 256 };
 /* ATen elementwise kernels: 128 threads, each moving 16 bytes of elements (PyTorch >= 2.3,
@@ -361,11 +363,12 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * Alignment-1 problems get cuBLAS's legacy sm75 kernels (hw/calibrate/apps: ncu names
          * cutlass_75_tensorop_bf16_s1688gemm_*_align1): 128x128 tiles, or 64x64 when a side is
          * at most 64 or 128x128 tiles would not fill the SMs, 32x32 (the wmma kernel
-         * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_tn_align1) when both sides
-         * are at most 32; one CTA per SM */
+         * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_{tn,nt,nn}_align1) when
+         * the output has at most 32 rows (DLRM's interaction, forward and gradients:
+         * hw/calibrate/apps bmm_probe.py, M = 27 at N = 16..256 and K = 8..512); one CTA per SM */
         if (w->align1) {
             int64_t big = cdiv(w->m, 128) * cdiv(w->n, 128) * w->batch;
-            t->tm = t->tn = (w->m <= 32 && w->n <= 32)                ? 32
+            t->tm = t->tn = w->m <= WMMA_TILE                          ? WMMA_TILE
                             : (w->m <= 64 || w->n <= 64 || big < sms) ? 64
                                                                       : 128;
         } else {
@@ -386,9 +389,17 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->smem_per_cta_bytes = (double)GEMM_STAGES * (double)(t->tm + t->tn) * GEMM_TILE_K * esz;
         t->ctas_per_sm = w->align1 ? 1 : occupancy(g, t->smem_per_cta_bytes, t->threads_per_cta);
         t->tile_flops_tensor = 2.0 * (double)t->tm * (double)t->tn * (double)kt;
-        if (w->align1) /* per-tile prologue and a scalar epilogue (hw kernels.gemm_align1_*) */
+        if (w->align1 && t->tm == WMMA_TILE) {
+            /* the wmma kernel: its own k-loop rate and per-tile cost (hw kernels.gemm_wmma_*),
+             * at least one 32-deep k step */
+            t->tile_flops_tensor = 2.0 * WMMA_TILE * WMMA_TILE * (double)(kt > WMMA_TILE ? kt : WMMA_TILE);
+            t->tile_fixed_clk = g->gemm_wmma_tile_clk;
+            t->tile_kloop_flop_per_clk = g->gemm_wmma_flop_per_clk_per_sm;
+        } else if (w->align1) { /* per-tile prologue and a scalar epilogue (kernels.gemm_align1_*) */
             t->tile_fixed_clk = g->gemm_align1_tile_clk +
                                 g->gemm_align1_clk_per_out_elem * (double)t->tm * (double)t->tn;
+            t->tile_kloop_flop_per_clk = g->gemm_align1_flop_per_clk_per_sm;
+        }
         t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles; /* fused epilogues (vf) */
         /* every tile reads an A panel tm x kt and a B panel kt x tn through L2 (for a
@@ -634,7 +645,7 @@ static void cost_compute(const hw_gpu *g, const op_work *w, int sms, const cost_
     if (t->tile_flops_tensor > 0 && tr <= 0) /* no tensor cores for this dtype: SIMT fp32 */
         tile_tensor_s = t->tile_flops_tensor / roof_simt_rate(g, c->clock_MHz);
     else if (w->align1) /* cuBLAS's alignment-1 kernels: their own k-loop rate and tile cost */
-        tile_tensor_s = (t->tile_flops_tensor / g->gemm_align1_flop_per_clk_per_sm + t->tile_fixed_clk) /
+        tile_tensor_s = (t->tile_flops_tensor / t->tile_kloop_flop_per_clk + t->tile_fixed_clk) /
                         (c->clock_MHz * 1e6);
     else
         tile_tensor_s = t->tile_flops_tensor > 0 ? t->tile_flops_tensor / tr : 0;

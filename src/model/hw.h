@@ -37,6 +37,8 @@ typedef struct hw_gpu {
     double gemm_align1_flop_per_clk_per_sm; /* k-loop rate of the alignment-1 kernels */
     double gemm_align1_tile_clk;    /* fixed clocks per alignment-1 CTA tile */
     double gemm_align1_clk_per_out_elem; /* alignment-1 epilogue clocks per output element */
+    double gemm_wmma_flop_per_clk_per_sm; /* k-loop rate of the 32x32 wmma alignment-1 kernel */
+    double gemm_wmma_tile_clk;      /* its fixed clocks per CTA tile (epilogue included) */
     double col_reduce_partial_ns;   /* ATen column reduction: one serial partial-sum step */
     double norm_param_grad_ns_per_row; /* ATen's unsplit gamma/beta gradient reduction: per row */
     double unaligned_copy_bytes_per_clk_per_sm; /* element-wise (unvectorized) copies */

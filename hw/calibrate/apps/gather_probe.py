@@ -200,20 +200,17 @@ def main():
             e["compile_s"] = time.time() - t
             with open(os.path.join(OUT, "code", name + ".py"), "w") as f:
                 f.write("\n\n# ----\n\n".join(codes))
-            g = ra.capture(lambda: cf(*args), warm=2)
-            q = ra.time_replays(g.replay, flush, target_s=0.1, min_reps=10, max_reps=60)
+            q, e["kernels"] = ra.time_graph(lambda: cf(*args), flush, target_s=0.1)
             e["time_s"] = q["median"]
             e["replay"] = q
             e["min_bytes"] = nb
             e["elems_out"] = elems
             e["GBps_min_bytes"] = nb / q["median"] / 1e9
-            ks = ra.profile_kernels(g.replay, flush)
-            e["kernels"] = [[ra.NAMES.names[k[0]], k[1], k[2], k[4]] for k in ks]
             log("%-32s %-4s %9.1f us %7.0f GB/s  %s" % (
                 name, tag, q["median"] * 1e6, e["GBps_min_bytes"],
                 " | ".join("%s %s x %s %.1fus" % (k[0][:40], k[1], k[2], k[3])
                            for k in e["kernels"])))
-            del g, cf, args
+            del cf, args
         except Exception as ex:
             e["error"] = "%s: %s" % (type(ex).__name__, str(ex)[:300])
             log("case", name, "failed:", e["error"])

@@ -83,15 +83,12 @@ def main():
         e = {"kind": kind, "R": R, "D": D}
         try:
             fn = make(kind, R, D)
-            g = ra.capture(fn, warm=2)
-            q = ra.time_replays(g.replay, flush, target_s=0.08, min_reps=10, max_reps=60)
+            q, e["kernels"] = ra.time_graph(fn, flush)
             e["time_s"] = q["median"]
             e["replay"] = q
-            ks = ra.profile_kernels(g.replay, flush)
-            e["kernels"] = [[ra.NAMES.names[k[0]], k[1], k[2], k[4]] for k in ks]
             log("%-9s R=%-8d D=%-5d %8.1f us  %s" % (kind, R, D, q["median"] * 1e6, " | ".join(
                 "%s %s x %s %.1fus" % (k[0][:50], k[1], k[2], k[3]) for k in e["kernels"])))
-            del g, fn
+            del fn
         except Exception as ex:
             e["error"] = "%s: %s" % (type(ex).__name__, str(ex)[:300])
             log(kind, R, D, "failed:", e["error"])

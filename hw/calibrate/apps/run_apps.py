@@ -219,6 +219,16 @@ def profile_kernels(fn, flush, label="kt_step"):
     return profile_many([(label, fn)], flush)[label]
 
 
+def time_graph(fn, flush, target_s=0.08, min_reps=10, max_reps=60):
+    """fn() captured in a CUDA graph and replayed after flush() (the probes' measurement):
+    (quantiles of the replays, [[name, grid, block, duration_us] of the kernels of one replay])."""
+    g = capture(fn, warm=2)
+    q = time_replays(g.replay, flush, target_s=target_s, min_reps=min_reps, max_reps=max_reps)
+    ks = profile_kernels(g.replay, flush)
+    del g
+    return q, [[NAMES.names[k[0]], k[1], k[2], k[4]] for k in ks]
+
+
 def capture(fn, warm=2, pre=None):
     """Warm up on a side stream, then capture fn() in a CUDA graph. `pre` runs (on the host)
     before every warm-up call and before the capture (e.g. grads -> None)."""
