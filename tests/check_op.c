@@ -264,6 +264,32 @@ START_TEST(test_softmax_norms)
 }
 END_TEST
 
+/* An element-wise op with an operand that is a transposed view (PyTorch's TransposeBackward
+ * gradient) runs ATen's generic element-by-element kernel: flagged unaligned (cost.c). A
+ * transpose that keeps the last axis, or a copying one, leaves it vectorized. */
+START_TEST(test_strided_elementwise)
+{
+    int x = T("x", DT_BF16, TK_INPUT, 3, 4LL, 27LL, 128LL);
+    int k = T("k", DT_BF16, TK_INPUT, 3, 4LL, 128LL, 27LL);
+    int kt = T("kt", DT_BF16, TK_INTER, 3, 4LL, 27LL, 128LL);
+    wl_attr nc[1] = {IATTR("copy", 0)};
+    W(OP_TRANSPOSE, &k, 1, kt, nc, 1); /* default perm: the last two axes swap */
+    int in[2] = {x, kt};
+    int y = T("y", DT_BF16, TK_OUTPUT, 3, 4LL, 27LL, 128LL);
+    op_work w = W(OP_ADD, in, 2, y, NULL, 0);
+    ck_assert_int_eq(w.unaligned, 1);
+    int in2[2] = {x, x};
+    int y2 = T("y2", DT_BF16, TK_OUTPUT, 3, 4LL, 27LL, 128LL);
+    ck_assert_int_eq(W(OP_ADD, in2, 2, y2, NULL, 0).unaligned, 0);
+    /* a copying transpose writes a contiguous tensor */
+    int kc = T("kc", DT_BF16, TK_INTER, 3, 4LL, 27LL, 128LL);
+    W(OP_TRANSPOSE, &k, 1, kc, NULL, 0);
+    int in3[2] = {x, kc};
+    int y3 = T("y3", DT_BF16, TK_OUTPUT, 3, 4LL, 27LL, 128LL);
+    ck_assert_int_eq(W(OP_ADD, in3, 2, y3, NULL, 0).unaligned, 0);
+}
+END_TEST
+
 /* ATen's vectorized layer/RMS norm kernel: warp-instructions per row against ncu on the H200
  * (hw/calibrate/apps/results/raw-norm-probe/ncu.csv, smsp__inst_executed / rows) at the row
  * lengths the instruction model was not fitted on (it was fitted at D = 64, 256, 1024, 3072);
@@ -1137,6 +1163,7 @@ static Suite *op_suite(void)
     tcase_add_test(t, test_reduce);
     tcase_add_test(t, test_softmax_norms);
     tcase_add_test(t, test_norm_instructions);
+    tcase_add_test(t, test_strided_elementwise);
     tcase_add_test(t, test_attention);
     tcase_add_test(t, test_embedding_distinct_rows);
     tcase_add_test(t, test_gather_scatter);

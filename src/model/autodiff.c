@@ -284,9 +284,28 @@ static int rule_matmul(ad_ctx *c, const wl_op *o, int dy)
             return -1;
     }
     if (c->rg[B]) {
-        /* B stored [K,N]: A^T dC; stored [N,K]: dC^T A */
-        int r = tb ? gemm(c, "grad_b", dy, A, 1, ta, B) : gemm(c, "grad_b", A, dy, !ta, 0, B);
-        if (r < 0 || accumulate(c, B, sum_to(c, "grad_b", r, B)))
+        /* B stored [K,N]: A^T dC. Stored [N,K] (b.transpose(-1, -2) in PyTorch): autograd takes
+         * the gradient of the [K,N] view, A^T dC, and returns its transpose, a strided view of
+         * B's shape (TransposeBackward), not a contiguous tensor */
+        int r = -1;
+        const wl_tensor *bt = FT(c, B);
+        int64_t kn[WL_MAXDIM + 2];
+        int nd = tb ? matmul_dims(&c->g->t[A], &c->g->t[dy], !ta, 0, kn) : 0;
+        if (tb && nd == bt->ndim && nd >= 2 && kn[nd - 2] == bt->dim[nd - 1] &&
+            kn[nd - 1] == bt->dim[nd - 2] && same_dims(nd - 2, kn, nd - 2, bt->dim)) {
+            int64_t perm[WL_MAXDIM];
+            for (int i = 0; i < nd; i++)
+                perm[i] = i;
+            perm[nd - 2] = nd - 1;
+            perm[nd - 1] = nd - 2;
+            wl_attr at[2] = {attr_list("perm", perm, nd), attr_int("copy", 0)};
+            int kt = gemm(c, "grad_bt", A, dy, !ta, 0, -1);
+            r = kt < 0 ? -1 : op1_like(c, "grad_b", OP_TRANSPOSE, &kt, 1, B, at, 2);
+        } else {
+            r = tb ? gemm(c, "grad_b", dy, A, 1, ta, B) : gemm(c, "grad_b", A, dy, !ta, 0, B);
+            r = r < 0 ? -1 : sum_to(c, "grad_b", r, B);
+        }
+        if (accumulate(c, B, r))
             return -1;
     }
     /* C (addmm/baddbmm): the gradient passes through, summed over its broadcast axes */

@@ -18,7 +18,7 @@
 enum { GEMM_TILE_MAX = 128, GEMM_TILE_MIN = 16, GEMM_TILE_K = 32, GEMM_STAGES = 4,
        GEMM_THREADS = 256 };
 /* cuBLAS's legacy wmma alignment-1 kernel: 32x32 output tiles, 32-deep k steps */
-enum { WMMA_TILE = 32 };
+enum { WMMA_TILE = 32, WMMA_MAX_SIDE = 256 };
 /* Split-K only when K is long enough that each split keeps this many K per CTA. */
 enum { GEMM_SPLITK_MIN_K = 256 };
 /* ATen elementwise kernels: 128 threads, each moving 16 bytes of elements (PyTorch >= 2.3,
@@ -363,12 +363,16 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * Alignment-1 problems get cuBLAS's legacy sm75 kernels (hw/calibrate/apps: ncu names
          * cutlass_75_tensorop_bf16_s1688gemm_*_align1): 128x128 tiles, or 64x64 when a side is
          * at most 64 or 128x128 tiles would not fill the SMs, 32x32 (the wmma kernel
-         * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_{tn,nt,nn}_align1) when
-         * the output has at most 32 rows (DLRM's interaction, forward and gradients:
-         * hw/calibrate/apps bmm_probe.py, M = 27 at N = 16..256 and K = 8..512); one CTA per SM */
+         * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_{tn,nt,nn}_align1) for
+         * batched small products: one side at most 32, the other at most WMMA_MAX_SIDE (DLRM's
+         * interaction, forward and both gradients: hw/calibrate/apps bmm_probe.py, 27 x N for
+         * N = 16..256 and K = 8..512, 4096 and 16384 of them; unbatched, NeRF's 262144 x 3 runs
+         * 64x64 and its 3 x 128 weight gradient over K = 262144 64x64 with split-K); one CTA
+         * per SM */
         if (w->align1) {
             int64_t big = cdiv(w->m, 128) * cdiv(w->n, 128) * w->batch;
-            t->tm = t->tn = w->m <= WMMA_TILE                          ? WMMA_TILE
+            int64_t lo = w->m < w->n ? w->m : w->n, hi = w->m < w->n ? w->n : w->m;
+            t->tm = t->tn = (lo <= WMMA_TILE && hi <= WMMA_MAX_SIDE && w->batch > 1) ? WMMA_TILE
                             : (w->m <= 64 || w->n <= 64 || big < sms) ? 64
                                                                       : 128;
         } else {

@@ -1310,6 +1310,32 @@ static int contiguous(const wl_graph *g, int t)
     return 1;
 }
 
+/* 1 when tensor t, as stored, is a transposed view: reached through free views, reshapes and
+ * slices from a free transpose that moves the last axis (PyTorch's TransposeBackward gradient of
+ * a matmul operand given as b.transpose(-1, -2)). */
+static int last_axis_permuted(const wl_graph *g, int t)
+{
+    for (int depth = 0; depth < 64; depth++) {
+        int p = g->t[t].producer;
+        if (p < 0)
+            return 0;
+        const wl_op *o = &g->op[p];
+        if (!op_is_free(g, o) || o->nin < 1)
+            return 0;
+        if (o->type == OP_TRANSPOSE) { /* no perm: the last two axes swap */
+            const wl_attr *pa = wl_attr_get(o, "perm");
+            int nd = g->t[t].ndim, last = 0;
+            if (!pa || pa->type != WA_LIST || pa->nlist != nd || nd < 1)
+                return !pa && nd >= 2;
+            return norm_axis(pa->list[nd - 1], nd, &last) == 0 && last != nd - 1;
+        }
+        if (o->type != OP_VIEW && o->type != OP_RESHAPE && o->type != OP_SLICE)
+            return 0;
+        t = o->in[0];
+    }
+    return 0;
+}
+
 /* cuBLAS's operand alignment for C[M,N] = op(A) op(B), row-major storage: the leading dimension
  * of A (its stored row: K, or M when stored transposed, or the row of the tensor a strided view
  * reads), of B (likewise: N, or K when stored transposed) and of C (N). A vector operand (M or N
@@ -1898,6 +1924,14 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
                                     op_unaligned(wl_attr_int(o, "start", 0), x0->dt);
             }
         }
+        if (op_info_of(o->type)->flags & OPF_ELEMENTWISE)
+            /* an operand that is a transposed view sends ATen's TensorIterator to its generic,
+             * element-by-element kernel (elementwise_kernel<128, 4>, not the vectorized one):
+             * DLRM training's accumulation of the interaction's two feature gradients, one a
+             * transposed view, 56.9 us at B = 4096 against 14.6 us vectorized (H200 trace,
+             * validation/apps/h200-apps-kernels.csv) */
+            for (int i = 0; i < o->nin; i++)
+                w->unaligned |= last_axis_permuted(g, o->in[i]);
         if (o->type == OP_INDEX_COPY || o->type == OP_SCATTER) {
             /* in place: the destination is not read; only the source rows (elements) are
              * written, in the destination's dtype */
