@@ -707,7 +707,7 @@ END_TEST
 /* A bias gradient under inductor (PyTorch 2.x): g = dy * m (a pointwise kernel) feeds the GEMM
  * g @ W and the column reduction sum(g, axis 0) over R rows. g is stored for the GEMM, and the
  * reduction reads it column by column: two generated kernels, not one (Inductor fuses only
- * nodes that index a buffer alike). With 128 outputs (< 64 per SM) and R > 32 rows the
+ * nodes that index a buffer alike). With 128 outputs (< 64 per SM) and R > 128 rows the
  * reduction is Inductor's split reduction: partial sums, then their sum, two launches. Without
  * the GEMM, g has one reader and is inlined into the reduction: one group. */
 /* printf format: rows (three times), then the GEMM's output tensor and op, or nothing */
@@ -768,13 +768,20 @@ START_TEST(test_inductor_bias_grad)
     ck_assert_int_eq(v.items[0].nops, 2);
     arena_free(&a2);
 
-    /* 32 rows reduced: at most min_elements_per_thread, no split, one launch */
-    arena a3 = {0};
-    load_biasgrad("32", 1, &a3, &g);
-    run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a3, NULL, &v);
-    ck_assert_int_eq(v.nitems, 3);
-    ck_assert_double_eq_tol(v.items[1].c.launch_s, launch, 1e-15);
-    arena_free(&a3);
+    /* 128 rows reduced: ceil(128 / (4 values x 32 elements a thread)) = 1 split, one launch;
+     * 129 rows: two splits, two launches */
+    static const struct {
+        const char *rows;
+        double launches;
+    } B[] = {{"128", 1}, {"129", 2}};
+    for (int i = 0; i < 2; i++) {
+        arena a3 = {0};
+        load_biasgrad(B[i].rows, 1, &a3, &g);
+        run_policy(&A100, &g, VF_INDUCTOR, 0, NULL, &a3, NULL, &v);
+        ck_assert_int_eq(v.nitems, 3);
+        ck_assert_double_eq_tol(v.items[1].c.launch_s, B[i].launches * launch, 1e-15);
+        arena_free(&a3);
+    }
 }
 END_TEST
 

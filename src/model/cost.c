@@ -36,10 +36,12 @@ enum { COL_REDUCE_BLOCK_Y = 4, COL_REDUCE_MIN_ROWS = 16, COL_REDUCE_FEW_THREADS 
 /* Inductor's split of an outer (column) reduction (torch/_inductor/ir.py Reduction.num_splits,
  * PyTorch 2.x): it is split into two kernels, partial sums over slices of the reduced rows and
  * a second kernel that sums the partials, unless the outputs alone fill the GPU (at least
- * 2 x 32 per SM) or the reduced length is at most min_elements_per_thread (32). The H200 traces
+ * 2 x 32 per SM) or the reduced rows fit one split: outer_reduction_splits gives
+ * ceil(R / (rvals_per_thread 4 x split_size)) splits, split_size at least
+ * min_elements_per_thread 32, so one split up to 128 rows. The H200 traces
  * show the pair after every generated bias gradient (triton_red_fused_sum_N, then
  * triton_per/red_fused_sum_N+1, 1.2-2.5 us; validation/apps/h200-apps-kernels.csv). */
-enum { INDUCTOR_SPLIT_OUTPUTS_PER_SM = 64, INDUCTOR_SPLIT_MIN_REDUCED = 32 };
+enum { INDUCTOR_SPLIT_OUTPUTS_PER_SM = 64, INDUCTOR_SPLIT_MIN_REDUCED = 4 * 32 };
 /* FlashAttention-2 forward: 128 query rows x 64 keys per step, 4 warps (Dao 2023, section 3.3);
  * decode (few query rows) splits the KV sequence into chunks (flash-decoding). */
 enum { ATTN_BR = 128, ATTN_BC = 64, ATTN_THREADS = 128, ATTN_DECODE_CHUNK = 256 };
@@ -366,7 +368,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
          * cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_{tn,nt,nn}_align1) for
          * batched small products: one side at most 32, the other at most WMMA_MAX_SIDE (DLRM's
          * interaction, forward and both gradients: hw/calibrate/apps bmm_probe.py, 27 x N for
-         * N = 16..256 and K = 8..512, 4096 and 16384 of them; unbatched, NeRF's 262144 x 3 runs
+         * N = 16..256 and K = 8..512, 4096 and 16384 of them; longer sides were not measured
+         * and keep the 64x64 kernel; unbatched, NeRF's 262144 x 3 runs
          * 64x64 and its 3 x 128 weight gradient over K = 262144 64x64 with split-K); one CTA
          * per SM */
         if (w->align1) {

@@ -5,6 +5,7 @@
  * is one SFU op plus the FP32 arithmetic around it. Bytes are unique bytes: each input read once,
  * each output written once; re-reads are the cost model's business (cost.c). */
 #include "op.h"
+#include "roof.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -16,13 +17,12 @@
  * SFU op plus the FP32 arithmetic around it; elementwise costs count per output element, row
  * costs per input element.
  * Row kernels (inst_per_elem, inst_per_cta): issued thread-instructions of ATen's kernels
- * (PyTorch 2.11, bf16, sm_90), from ncu's smsp__inst_executed on the H200
- * (hw/calibrate/ncu_kernels.py, results/raw/ncu_kernels.csv): a per-CTA part (block reductions,
- * Welford merges, prologue) and a per-element part, fitted through two row lengths (128 and
- * 4096) where two were measured. These kernels are instruction-issue bound (ncu: 77-88% of SM
- * throughput), so their time follows these counts, not their FLOPs. Reductions (one measured
- * shape cannot separate per-row from per-element cost) and backward kernels keep the FLOP
- * estimate. softmax: the warp-per-row kernel (rows <= 1024; SOFTMAX_BLOCK_INST_PER_ELEM above).
+ * (PyTorch 2.11, bf16, sm_90), from ncu's smsp__inst_executed on the H200. These kernels are
+ * instruction-issue bound (ncu: 77-91% of SM issue throughput), so their time follows these
+ * counts, not their FLOPs. Reductions (one measured shape cannot separate per-row from
+ * per-element cost) and backward kernels keep the FLOP estimate.
+ * softmax (hw/calibrate/ncu_kernels.py, results/raw/ncu_kernels.csv): the warp-per-row kernel,
+ * per element (rows <= 1024; SOFTMAX_BLOCK_INST_PER_ELEM above).
  * layernorm and rmsnorm (norm_warp_inst): ATen's vectorized_layer_norm_kernel runs a row per CTA
  * of NORM_WARPS warps whose lanes load NORM_VEC_ELEMS-element vectors, so one warp-iteration
  * covers NORM_WARP_ITER_ELEMS elements of the row; its warp-instructions per row are a base
@@ -243,8 +243,7 @@ static const op_info OP_TABLE[OP_COUNT] = {
 enum { ROW_WARP_MAX_ELEMS = 1024 };
 /* ATen's vectorized_layer_norm_kernel (aten/src/ATen/native/cuda/layer_norm_kernel.cu): a
  * (32, 4) block, vec_size 4; a warp-iteration covers 32 x 4 elements */
-enum { NORM_WARPS = 4, NORM_VEC_ELEMS = 4, NORM_WARP_ITER_ELEMS = 32 * NORM_VEC_ELEMS,
-       NORM_WARP_THREADS = 32 };
+enum { NORM_WARPS = 4, NORM_VEC_ELEMS = 4, NORM_WARP_ITER_ELEMS = WARP_THREADS * NORM_VEC_ELEMS };
 
 const op_info *op_info_of(int type)
 {
@@ -1993,9 +1992,9 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
              * element the warp-iterations' */
             int64_t iters = cdiv64(w->row_len, NORM_WARP_ITER_ELEMS);
             int64_t warps = iters < NORM_WARPS ? iters : NORM_WARPS;
-            w->inst_per_cta = NORM_WARP_THREADS * (inf->norm_warp_inst[0] +
+            w->inst_per_cta = WARP_THREADS * (inf->norm_warp_inst[0] +
                                                    inf->norm_warp_inst[1] * (double)warps);
-            w->inst_per_elem = NORM_WARP_THREADS * inf->norm_warp_inst[2] * (double)iters /
+            w->inst_per_elem = WARP_THREADS * inf->norm_warp_inst[2] * (double)iters /
                                (double)w->row_len;
         }
         if (inf->rowgrid == ROWGRID_WARP && inf->inst_per_elem > 0 && w->row_len > ROW_WARP_MAX_ELEMS)

@@ -11,7 +11,7 @@
 enum { SFU_PER_FP32_FLOP_DIV = 8 };
 /* Each SM has 4 sub-partitions, each issuing one warp-instruction per clock (CC 7.0-10.0;
  * NVIDIA Volta/Ampere/Hopper tuning guides, "SM" sections); a warp is 32 threads. */
-enum { WARP_ISSUE_PER_CLK_PER_SM = 4, WARP_THREADS = 32 };
+enum { WARP_ISSUE_PER_CLK_PER_SM = 4 };
 
 double roof_tensor_rate(const hw_gpu *g, dtype d, double clock_MHz)
 {

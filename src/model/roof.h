@@ -12,6 +12,8 @@ typedef enum cost_bound { BOUND_COMPUTE, BOUND_L2, BOUND_DRAM, BOUND_LATENCY, BO
 
 /** Bytes one thread keeps in flight (one 128-bit load): the Little's-law cap. */
 enum { ROOF_INFLIGHT_BYTES_PER_THREAD = 16 };
+/** Threads of a warp (every NVIDIA GPU). */
+enum { WARP_THREADS = 32 };
 
 /** Achievable per-SM tensor-core FLOP/s for dtype d at an SM clock (0 when unsupported):
  *  tensor_flop_per_clk_per_sm[d] x clock x tensor_frac. */
