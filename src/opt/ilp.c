@@ -694,6 +694,8 @@ typedef struct bb_ctx {
     double cap[ILP_NCAP];
     bb_opt *opts;        /* per depth: room for the most kept candidates of a stage */
     int maxk;
+    int *fr_ctas;        /* [maxk]: a stage's kept candidates that no other dominates (bb_levels) */
+    double *fr_val;
     int *cur, *best_choice;
     long nodes, budget;
 } bb_ctx;
@@ -878,14 +880,31 @@ static int bb_level(bb_ctx *b, double v)
                 }
                 for (int r = 0; r <= S; r++)
                     cur[r] = INFINITY;
+                /* nxt is non-increasing in r (more CTAs never cost more), so a candidate with
+                 * at least the CTAs and at least the value of an earlier one never sets a
+                 * minimum: only the frontier of (CTAs, value) is convolved, with the same
+                 * minima (rounding is monotone). Candidates come by CTA count; if not, all. */
+                int nf = 0, sorted = 1, last = 0;
+                double low = INFINITY;
                 for (int k = b->first[i]; k < b->first[i + 1]; k++) {
                     const bb_cand *e = &b->k[k];
                     if (!b->ok[k])
                         continue;
                     double val = e->fill + per * (w == BB_DRAM ? e->dram : e->l2);
-                    for (int r = e->ctas; r <= S; r++)
-                        if (val + nxt[r - e->ctas] < cur[r])
-                            cur[r] = val + nxt[r - e->ctas];
+                    sorted &= e->ctas >= last;
+                    last = e->ctas;
+                    if (!sorted || val < low) {
+                        b->fr_ctas[nf] = e->ctas;
+                        b->fr_val[nf++] = val;
+                        low = val < low ? val : low;
+                    }
+                }
+                for (int j = 0; j < nf; j++) {
+                    double val = b->fr_val[j];
+                    int c = b->fr_ctas[j];
+                    for (int r = c; r <= S; r++)
+                        if (val + nxt[r - c] < cur[r])
+                            cur[r] = val + nxt[r - c];
                 }
             }
         }
@@ -925,12 +944,14 @@ static int bb_solve(const ilp_problem *p, const int *first, const int *cand, lon
     b.suse = malloc(((size_t)n + 1) * ILP_NCAP * sizeof *b.suse);
     b.G = malloc((size_t)BB_NV * 2 * ((size_t)n + 1) * ((size_t)S + 1) * sizeof *b.G);
     b.opts = malloc((size_t)n * (size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.opts);
+    b.fr_ctas = malloc((size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.fr_ctas);
+    b.fr_val = malloc((size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.fr_val);
     b.cur = malloc((size_t)n * sizeof *b.cur);
     b.best_choice = malloc((size_t)n * sizeof *b.best_choice);
     double *lev = malloc(nk * sizeof *lev);
     int rc = -1;
     if (!b.k || !b.pool || !b.order || !b.few || !b.ok || !b.sl2 || !b.sdram || !b.suse || !b.G ||
-        !b.opts || !b.cur || !b.best_choice || !lev)
+        !b.opts || !b.fr_ctas || !b.fr_val || !b.cur || !b.best_choice || !lev)
         goto out;
     memcpy(b.best_choice, choice, (size_t)n * sizeof *choice);
     memcpy(b.cur, choice, (size_t)n * sizeof *choice);
@@ -994,6 +1015,8 @@ out:
     free(b.suse);
     free(b.G);
     free(b.opts);
+    free(b.fr_ctas);
+    free(b.fr_val);
     free(b.cur);
     free(b.best_choice);
     free(lev);
