@@ -300,12 +300,13 @@ static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
     int rc = pipe_build(&x->env, first, last, PIPE_EXACT, NULL, 0, &x->scratch, &p);
     if (!rc) {
         m->est_s = worse_than_bsp(x, &p) || p.nstages < 2 ? -1 : p.time_s;
-        if (want_p) {
-            rc = copy_pipeline(&p, &x->memo_arena) ||
-                 (p.infeasible && !(p.infeasible = arena_strdup(&x->memo_arena, p.infeasible)));
-            m->p = p;
-            m->have_p = !rc;
-        }
+        /* kept even for an estimate: the candidate sets ask for most estimated segments'
+         * pipelines next, and a copy costs far less than building it again */
+        (void)want_p;
+        rc = copy_pipeline(&p, &x->memo_arena) ||
+             (p.infeasible && !(p.infeasible = arena_strdup(&x->memo_arena, p.infeasible)));
+        m->p = p;
+        m->have_p = !rc;
     }
     arena_release(&x->scratch, mark);
     if (rc)
