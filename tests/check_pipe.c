@@ -211,6 +211,70 @@ START_TEST(ring_footprint_by_hand)
 }
 END_TEST
 
+/* hid_build's search against brute force: Llama's FFN (gate_proj..ffn_res) on an H200 cut to 24
+ * SMs streams its hidden dimension; every design (chunk 128..2048 columns, every split of the
+ * SMs, accumulators on chip or in L2) imposed one at a time gives its time and DRAM bytes. The
+ * search's design must be the rule's: within HID's 1% of the fastest, and no design within that
+ * slack moves fewer DRAM bytes (its pruning by a compute bound may skip designs, never the
+ * answer). */
+START_TEST(hidden_search_brute_force)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/workloads/llama3-8b-ctx.json", KT_ROOT);
+    arena a = {0};
+    wl_graph g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
+    op_work *w = op_works(&g, &a, &e);
+    ck_assert_ptr_nonnull(w);
+    hw_gpu hw = kt_test_hw("h200");
+    hw.sm_count = 24;
+    cost_ctx c = {.clock_MHz = hw.clock_MHz, .graph_launch = 1};
+    int first = -1, last = -1;
+    for (int i = 0; i < g.nop; i++) {
+        first = !strcmp(g.op[i].name, "gate_proj") ? i : first;
+        last = !strcmp(g.op[i].name, "ffn_res") ? i : last;
+    }
+    ck_assert_int_ge(first, 0);
+    ck_assert_int_gt(last, first);
+    pipe_env x;
+    ck_assert_int_eq(pipe_env_init(&x, &hw, &g, w, &c, 0, 1.0, &a), 0);
+    ks_pipeline p;
+    ck_assert_int_eq(pipe_build(&x, first, last, 1, NULL, 0, &a, &p), 0);
+    ck_assert_int_gt(p.hidden_cols, 0);
+    ck_assert_int_eq(p.nstages, 2);
+    double tmin = INFINITY;
+    int n = 0;
+    double *t = arena_calloc(&a, 5 * 24 * 2, sizeof *t), *d = arena_calloc(&a, 5 * 24 * 2, sizeof *d);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_nonnull(d);
+    for (int64_t f = 128; f <= 2048; f *= 2)
+        for (int a0 = 1; a0 < hw.sm_count; a0++)
+            for (int l2m = 0; l2m < 2; l2m++, n++) {
+                int force[2] = {a0, hw.sm_count - a0};
+                ks_pipeline q;
+                arena_pos m = arena_mark(&a);
+                x.force_hidden_cols = l2m ? -f : f;
+                ck_assert_int_eq(pipe_build(&x, first, last, 1, force, 0, &a, &q), 0);
+                ck_assert_int_eq(q.hidden_cols, f);
+                t[n] = q.time_s;
+                d[n] = (double)(q.dram_read_bytes + q.dram_write_bytes);
+                arena_release(&a, m);
+                tmin = fmin(tmin, t[n]);
+            }
+    double dmin = INFINITY;
+    for (int k = 0; k < n; k++)
+        if (t[k] <= tmin * 1.01)
+            dmin = fmin(dmin, d[k]);
+    ck_assert_double_ge(p.time_s, tmin * (1 - 1e-12));
+    ck_assert_double_le(p.time_s, tmin * 1.01 * (1 + 1e-12));
+    ck_assert_double_le((double)(p.dram_read_bytes + p.dram_write_bytes), dmin + 2);
+    pipe_env_release(&x);
+    arena_free(&a);
+}
+END_TEST
+
 /* The same for hidden-dimension streaming (its one ring, the [M, F] gate x up product): Llama's
  * FFN imposed on the H200 streams its hidden dimension; with the flat curve its ring costs a
  * quarter of M x F bf16 written back and a tenth read back, whatever design the mapper picks. */
@@ -458,6 +522,7 @@ static Suite *pipe_suite(void)
     tcase_add_test(t, deep_ring_slots);
     tcase_add_test(t, ring_footprint_by_hand);
     tcase_add_test(t, unpinned_hidden_ring_closed_form);
+    tcase_add_test(t, hidden_search_brute_force);
     tcase_add_test(t, gather_in_pipeline_reads_tables_once);
     tcase_add_test(t, reread_when_l2_overflows);
     tcase_add_test(t, gather_table_read_once_per_l2_half);

@@ -1486,6 +1486,10 @@ enum { HID_CHUNK_MIN = 128, HID_CHUNK_MAX = 2048 };
 enum { HID_PASS_COLS = 256 };
 /* Designs this close to the fastest count as fast (the DRAM bytes decide among them). */
 #define HID_TIME_SLACK 0.01
+/* Relative margin of hid_build's lower bound on a design's time against the rounding of the
+ * design's own sums (a few ulps): a design is skipped only when its bound clears the slack by
+ * more than this. */
+#define HID_BOUND_TOL 1e-9
 
 typedef struct hid_pat {
     int na, nb;          /* members of stage A (G1s, E) and B (G2, T), in op order */
@@ -1799,8 +1803,34 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
     arena_pos mark = arena_mark(a);
     double *tt = arena_alloc(a, (size_t)nf * (size_t)na * 2, sizeof *tt);
     double *dd = arena_alloc(a, (size_t)nf * (size_t)na * 2, sizeof *dd);
-    if (!tt || !dd)
+    /* each stage's compute time at c CTAs, summed as hid_eval_at sums it: a design's time is at
+     * least its launch, both stages' compute per sub-block (the fill) and the slower stage's
+     * compute per sub-block for each further one (the period); a design whose bound is above
+     * the fastest found so far by more than HID_TIME_SLACK is neither the fastest nor within
+     * the slack of it, and is not evaluated (the search's answer is unchanged) */
+    double *cmp[2] = {arena_alloc(a, (size_t)S + 1, sizeof(double)),
+                      arena_alloc(a, (size_t)S + 1, sizeof(double))};
+    if (!tt || !dd || !cmp[0] || !cmp[1])
         return -1;
+    for (int s = 0; s < 2 && !force; s++)
+        for (int c = 1; c < S; c++) {
+            double v = 0;
+            for (int j = 0; j < (s ? h.nb : h.na); j++)
+                v += rate_at(x, s ? h.mb[j] : h.ma[j], c)->compute_s;
+            cmp[s][c] = v;
+        }
+    double nsub = (double)cdiv64(h.M, Q_TILE_ROWS);
+    if (!force) /* a first bound to prune with: per chunk, the split that balances the stages */
+        for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2) {
+            int bal = 1;
+            for (int a0 = 2; a0 < S; a0++)
+                if (fmax(cmp[0][a0], cmp[1][S - a0]) < fmax(cmp[0][bal], cmp[1][S - bal]))
+                    bal = a0;
+            for (int l2m = 0; l2m <= 1; l2m++) {
+                hid_eval_at(x, &h, &hh, f, bal, S - bal, l2m, &e);
+                tmin = fmin(tmin, e.time_s);
+            }
+        }
     for (int pass = 0; pass < 2; pass++) {
         int fi = 0;
         for (int64_t f = HID_CHUNK_MIN; f <= HID_CHUNK_MAX && f <= 2 * h.F; f *= 2, fi++) {
@@ -1810,11 +1840,20 @@ static int hid_build(pipe_env *x, int first, int last, const int *force, int64_t
                 int b0 = force ? force[1] : S - a0;
                 if (a0 < 1 || b0 < 1)
                     continue;
+                int pruned = 0;
+                if (pass == 0 && !force) {
+                    double N = nsub * (double)cdiv64(h.F, f);
+                    double lb = hh.start_s + (cmp[0][a0] + cmp[1][b0]) / N +
+                                (N - 1) * fmax(cmp[0][a0], cmp[1][b0]) / N;
+                    pruned = lb * (1 - HID_BOUND_TOL) > tmin * (1 + HID_TIME_SLACK);
+                }
                 for (int l2m = 0; l2m <= 1; l2m++) { /* accumulators on chip, or in L2 */
                     if (force && l2m != force_in_l2)
                         continue;
                     size_t k = ((size_t)fi * (size_t)na + (size_t)a0) * 2 + (size_t)l2m;
-                    if (pass == 0) {
+                    if (pass == 0 && pruned) {
+                        tt[k] = dd[k] = INFINITY;
+                    } else if (pass == 0) {
                         hid_eval_at(x, &h, &hh, f, a0, b0, l2m, &e);
                         tt[k] = e.time_s;
                         dd[k] = e.dram_rd + e.dram_wr;
