@@ -43,26 +43,6 @@ static int standard(const arena_block *b)
     return b->cap == ARENA_BLOCK_BYTES || b->cap == ARENA_HUGE_BYTES - sizeof *b;
 }
 
-/* The link to the first spare block of `a` that holds `bytes` (*link NULL: none): the first
- * standard one that fits, else, for an allocation of its own, the smallest released one that
- * holds it (a 100,000-op graph's per-op arrays: freed to the C library and faulted in again
- * otherwise). */
-static arena_block **spare_fit(arena *a, size_t bytes)
-{
-    arena_block **sp = &a->spare;
-    while (*sp && (*sp)->cap < bytes)
-        sp = &(*sp)->next;
-    if (!*sp && bytes > ARENA_HUGE_BYTES - sizeof(arena_block)) {
-        arena_block **best = NULL;
-        for (arena_block **q = &a->spare_big; *q; q = &(*q)->next)
-            if ((*q)->cap >= bytes && (!best || (*q)->cap < (*best)->cap))
-                best = q;
-        if (best)
-            sp = best;
-    }
-    return sp;
-}
-
 void *arena_calloc(arena *a, size_t n, size_t size)
 {
     void *p = arena_alloc(a, n, size);
@@ -84,9 +64,19 @@ void *arena_alloc(arena *a, size_t n, size_t size)
         bytes = 16;
     b = a->head;
     if (!b || b->cap - b->used < bytes) {
-        arena_block **sp = spare_fit(a, bytes);
-        if (!*sp && a->pool)
-            sp = spare_fit(a->pool, bytes);
+        arena_block **sp = &a->spare; /* the first spare block that fits */
+        while (*sp && (*sp)->cap < bytes)
+            sp = &(*sp)->next;
+        if (!*sp && bytes > ARENA_HUGE_BYTES - sizeof *b) {
+            /* an allocation of its own: the smallest released one that holds it (a 100,000-op
+             * graph's per-op arrays: freed to the C library and faulted in again otherwise) */
+            arena_block **best = NULL;
+            for (arena_block **q = &a->spare_big; *q; q = &(*q)->next)
+                if ((*q)->cap >= bytes && (!best || (*q)->cap < (*best)->cap))
+                    best = q;
+            if (best)
+                sp = best;
+        }
         if (*sp) {
             b = *sp;
             *sp = b->next;
@@ -145,24 +135,13 @@ void arena_use_huge(arena *a)
         a->nblocks = ARENA_SMALL_BLOCKS;
 }
 
-void arena_borrow(arena *a, arena *pool)
-{
-    a->pool = pool != a ? pool : NULL;
-}
-
 void arena_free(arena *a)
 {
     arena_block *lists[3] = {a->head, a->spare, a->spare_big};
     for (int k = 0; k < 3; k++)
         for (arena_block *b = lists[k]; b;) {
             arena_block *n = b->next;
-            if (a->pool) { /* back to the pool, as its spares */
-                arena_block **list = standard(b) ? &a->pool->spare : &a->pool->spare_big;
-                b->next = *list;
-                *list = b;
-            } else {
-                free(b);
-            }
+            free(b);
             b = n;
         }
     a->head = a->spare = a->spare_big = NULL;

@@ -10,7 +10,6 @@ typedef struct arena {
     arena_block *spare; /* standard-size blocks released by arena_release, reused first */
     arena_block *spare_big; /* larger blocks (one allocation each) released, reused best-fit */
     size_t nblocks;     /* blocks allocated so far: an arena that keeps growing gets huge ones */
-    struct arena *pool; /* arena_borrow: spare blocks taken from, and given back to, this one */
 } arena;
 
 /** Zeroed, 16-byte aligned memory that lives until arena_free; NULL on out-of-memory or
@@ -37,14 +36,7 @@ void arena_release(arena *a, arena_pos pos);
  *  transparent huge pages where the kernel allows) from its first allocation: one page fault
  *  per block instead of 512. Call on an empty arena. */
 void arena_use_huge(arena *a);
-/** Let the empty arena `a` (a run's private scratch) take blocks from `pool`'s spare blocks
- *  before it asks the C library, and give every block back to `pool` (as spares) on arena_free
- *  instead of freeing them: a scratch arena created and freed once per prediction then causes
- *  no malloc/free churn or page faults when its caller's arena lives across predictions (a
- *  sweep's points). `pool` must outlive `a` and be used by one thread with it. NULL: none. */
-void arena_borrow(arena *a, arena *pool);
-/** Free every block (to the pool of arena_borrow, if any). The arena may be reused afterwards;
- *  it keeps its pool. */
+/** Free every block. The arena may be reused afterwards. */
 void arena_free(arena *a);
 
 #endif

@@ -65,52 +65,6 @@ START_TEST(test_arena_growth)
 }
 END_TEST
 
-/* A borrowing arena takes its blocks from its pool's spares and gives them all back on
- * arena_free: the pool's blocks come back to the borrower at the same addresses, the pool
- * allocates nothing new, and after the borrower is freed the pool hands the same blocks out
- * again (nothing freed to the C library, nothing leaked: ASan's leak check runs this). */
-START_TEST(test_arena_borrow)
-{
-    arena pool = {0}, child = {0};
-    enum { N = 6, BYTES = 200 * 1024 };
-    unsigned char *p[N];
-    for (int i = 0; i < N; i++)
-        ck_assert_ptr_nonnull(p[i] = arena_alloc(&pool, BYTES, 1));
-    unsigned char *big = arena_alloc(&pool, 3, 1024 * 1024); /* a block of its own */
-    ck_assert_ptr_nonnull(big);
-    size_t nb = pool.nblocks;
-    arena_release(&pool, (arena_pos){0}); /* every block a spare */
-    arena_borrow(&child, &pool);
-    int reused = 0;
-    for (int i = 0; i < N; i++) {
-        unsigned char *q = arena_alloc(&child, BYTES, 1);
-        ck_assert_ptr_nonnull(q);
-        for (int j = 0; j < N; j++)
-            reused += q == p[j];
-        memset(q, 0xab, BYTES);
-    }
-    ck_assert_int_eq(reused, N);
-    ck_assert_ptr_eq(arena_alloc(&child, 3, 1024 * 1024), big);
-    ck_assert_uint_eq(child.nblocks, 0); /* nothing from the C library */
-    ck_assert_ptr_null(pool.spare);
-    arena_free(&child); /* back to the pool */
-    ck_assert_ptr_null(child.head);
-    ck_assert_ptr_eq(child.pool, &pool);
-    for (int i = 0; i < N; i++) {
-        unsigned char *q = arena_alloc(&pool, BYTES, 1);
-        int found = 0;
-        for (int j = 0; j < N; j++)
-            found += q == p[j];
-        ck_assert_int_eq(found, 1);
-    }
-    ck_assert_ptr_eq(arena_alloc(&pool, 3, 1024 * 1024), big);
-    ck_assert_uint_eq(pool.nblocks, nb);
-    arena_borrow(&child, &child); /* an arena is not its own pool */
-    ck_assert_ptr_null(child.pool);
-    arena_free(&pool);
-}
-END_TEST
-
 START_TEST(test_err)
 {
     kt_err e;
@@ -160,7 +114,6 @@ static Suite *base_suite(void)
     TCase *t = tcase_create("arena_err_dtype");
     tcase_add_test(t, test_arena);
     tcase_add_test(t, test_arena_growth);
-    tcase_add_test(t, test_arena_borrow);
     tcase_add_test(t, test_err);
     tcase_add_test(t, test_dtype);
     suite_add_tcase(s, t);

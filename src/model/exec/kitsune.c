@@ -482,8 +482,6 @@ static int ctx_init(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     memset(x, 0, sizeof *x);
     x->o = o;
     x->a = a;
-    arena_borrow(&x->scratch, a); /* no malloc churn from run to run (a sweep's points) */
-    arena_borrow(&x->memo_arena, a);
     if (pipe_env_init(&x->env, hw, g, works, c, o->scheduler_shared, o->ilp_time_limit_s, a))
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     return 0;

@@ -2514,7 +2514,6 @@ int pipe_env_init(pipe_env *x, const hw_gpu *hw, const wl_graph *g, const op_wor
     size_t n = (size_t)g->nop;
     x->rate = arena_calloc(a, n + 1, sizeof *x->rate);
     x->rate_arena = &x->cache_arena;
-    arena_borrow(&x->cache_arena, a); /* its blocks come from and go back to the run's */
     x->smem_cta = arena_calloc(a, n + 1, sizeof(double));
     x->regs_cta = arena_calloc(a, n + 1, sizeof(double));
     x->max_reader = arena_calloc(a, (size_t)g->ntensor + 1, sizeof(int));

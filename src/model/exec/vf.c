@@ -1515,7 +1515,6 @@ int vf_run_masked(const hw_gpu *hw, const wl_graph *g, const op_work *works, con
                   kt_err *e)
 {
     arena tmp = {0};
-    arena_borrow(&tmp, a);
     int rc = vf_plan_run(hw, g, works, c, vo, exclude, a, &tmp, r, e);
     arena_free(&tmp);
     return rc;
