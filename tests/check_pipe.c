@@ -219,13 +219,11 @@ END_TEST
  * answer). */
 START_TEST(hidden_search_brute_force)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/workloads/llama3-8b-ctx.json", KT_ROOT);
     arena a = {0};
     wl_graph g;
+    kt_test_wl("workloads/llama3-8b-ctx.json", &a, &g);
     kt_err e;
     err_clear(&e);
-    ck_assert_msg(wl_load(path, NULL, 0, 0, &a, &g, &e) == 0, "%s", e.msg);
     op_work *w = op_works(&g, &a, &e);
     ck_assert_ptr_nonnull(w);
     hw_gpu hw = kt_test_hw("h200");
