@@ -89,7 +89,7 @@ static int run(cli_ctx *x)
             fprintf(f, "%s%s on %s, %s, %s:\n", i ? "\n" : "", rr.g->name, x->hw.name,
                     cli_mode_name(c->opts.training), rr.res[i].exec);
             out_table_result(f, &rr.res[i], rr.g, &x->hw, c->explain);
-            cli_blocks_table(f, &blk, rr.res[i].exec_id);
+            cli_blocks_table(f, &blk, (int)rr.res[i].exec_id);
             if (c->opts.power_cap_W > 0) {
                 const kt_result *cp = &rr.capped[i];
                 fprintf(f, "under a %.0f W cap: %.2f us, %.4g J, %.1f W average at %.0f MHz "

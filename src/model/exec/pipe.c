@@ -2309,7 +2309,7 @@ static int lb_stream_bytes(const pipe_env *x, int first, int last, int64_t M, ar
         const double *v = acc + 4 * (size_t)s;
         const op_work *hd = &w[head[s]];
         *l2 += v[0] + v[1] + v[2];
-        if (v[3]) {
+        if (v[3] != 0) {
             *fill_bytes += (v[0] + v[1] + v[2]) / x->hw->sm_count;
         } else if (hd->kind == OPK_GEMM && !body) {
             int64_t cols = hd->n / PIPE_MIN_SLICE_COLS;
