@@ -16,4 +16,6 @@ echo "- sweep (cross products, zips, several GPUs, shards, resume), compare's th
 echo "  bytes and the same first error for any \`--jobs\`), \`hw new\` and validate arithmetic"
 echo "  tests, and rendering of every figure;"
 echo "- an installation into a temporary prefix, used from another directory and by a C program;"
-echo "- the examples of README.md and docs/*.md, re-run and compared (\`scripts/docs.sh\`)."
+echo "- the examples of README.md and docs/*.md, re-run and compared (\`scripts/docs.sh\`);"
+echo "- every source compiled once more under clang's warnings (\`make clang-check\`; \`make fuzz\`"
+echo "  builds with clang), skipped with a notice where clang is not installed."
