@@ -16,4 +16,4 @@ sh scripts/paper-table.sh "$bin" || echo "demo: the paper table failed (see abov
 echo
 echo "== figures (scripts/figures.sh)"
 sh scripts/figures.sh "$bin" figures || exit 1
-echo "demo: figures are in $(pwd)/figures/ (fig-a..f, PNG and SVG; data: compare.csv, sweep.csv)"
+echo "demo: figures are in $(pwd)/figures/ (fig-a..g, PNG and SVG; data: compare.csv, sweep.csv)"
