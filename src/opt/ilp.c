@@ -694,7 +694,7 @@ typedef struct bb_ctx {
     double cap[ILP_NCAP];
     bb_opt *opts;        /* per depth: room for the most kept candidates of a stage */
     int maxk;
-    int *fr_ctas;        /* [maxk]: a stage's kept candidates that no other dominates (bb_levels) */
+    int *fr_ctas;        /* [maxk]: a stage's kept candidates that no other dominates (bb_level) */
     double *fr_val;
     int *cur, *best_choice;
     long nodes, budget;

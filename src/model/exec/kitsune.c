@@ -28,15 +28,13 @@ typedef struct ks_ctx {
 } ks_ctx;
 
 /* One segment built by the exact search (pipe_build, PIPE_EXACT): deterministic in (first,
- * last) within a run, and asked for by the neighbour merge (its time only), every candidate
- * set and the explanations, so it is built at most twice (once more when the time was kept and
- * the pipeline is wanted). The pipeline's stages, members, queues and infeasibility reason live
- * in the memo's arena (copy_pipeline: no per-candidate terms). */
+ * last) within a run, and asked for by the neighbour merge (its time), every candidate set and
+ * the explanations (its pipeline), so it is built once. The pipeline's stages, members, queues
+ * and infeasibility reason live in the memo's arena (copy_pipeline: no per-candidate terms). */
 typedef struct ks_memo {
     struct ks_memo *next;
     int last;
     double est_s;      /* seg_estimate's answer */
-    int have_p;        /* p is kept */
     ks_pipeline p;
 } ks_memo;
 
@@ -278,10 +276,10 @@ static int copy_pipeline(ks_pipeline *p, arena *a)
     return 0;
 }
 
-/* The exact search's pipeline for ops first..last, or (want_p 0) only its memo entry with
- * est_s: built on first use, then from the memo (its memory lives as long as the run's
- * context). NULL when memory runs out. */
-static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
+/* The exact search's pipeline for ops first..last and its memo entry (est_s): built on first
+ * use, then from the memo (its memory lives as long as the run's context). NULL when memory runs
+ * out. */
+static const ks_memo *exact_build(ks_ctx *x, int first, int last)
 {
     const wl_graph *g = x->env.g;
     if (!x->memo && !(x->memo = arena_calloc(&x->memo_arena, (size_t)g->nop + 1, sizeof *x->memo)))
@@ -289,10 +287,10 @@ static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
     ks_memo *m = x->memo[first];
     while (m && m->last != last)
         m = m->next;
-    if (m && (m->have_p || !want_p))
+    if (m)
         return m;
-    int fresh = !m; /* linked only once built: a failed build leaves no entry behind */
-    if (fresh && !(m = arena_calloc(&x->memo_arena, 1, sizeof *m)))
+    /* linked only once built: a failed build leaves no entry behind */
+    if (!(m = arena_calloc(&x->memo_arena, 1, sizeof *m)))
         return NULL;
     arena_pos mark = arena_mark(&x->scratch);
     x->env.search_budget_s = 0;
@@ -300,22 +298,18 @@ static const ks_memo *exact_build(ks_ctx *x, int first, int last, int want_p)
     int rc = pipe_build(&x->env, first, last, PIPE_EXACT, NULL, 0, &x->scratch, &p);
     if (!rc) {
         m->est_s = worse_than_bsp(x, &p) || p.nstages < 2 ? -1 : p.time_s;
-        /* kept even for an estimate: the candidate sets ask for most estimated segments'
-         * pipelines next, and a copy costs far less than building it again */
-        (void)want_p;
+        /* kept even when only the time was asked for: the candidate sets ask for most
+         * estimated segments' pipelines next, and a copy costs far less than a build */
         rc = copy_pipeline(&p, &x->memo_arena) ||
              (p.infeasible && !(p.infeasible = arena_strdup(&x->memo_arena, p.infeasible)));
         m->p = p;
-        m->have_p = !rc;
     }
     arena_release(&x->scratch, mark);
     if (rc)
         return NULL;
-    if (fresh) {
-        m->last = last;
-        m->next = x->memo[first];
-        x->memo[first] = m;
-    }
+    m->last = last;
+    m->next = x->memo[first];
+    x->memo[first] = m;
     return m;
 }
 
@@ -335,7 +329,7 @@ static int build_set(ks_ctx *x, const sel_seg *seg, int nseg, int use_ilp, arena
     for (int s = 0; s < nseg; s++) {
         arena_pos mark = arena_mark(a);
         if (use_ilp == PIPE_EXACT) { /* estimates: shared with the memo, which outlives them */
-            const ks_memo *m = exact_build(x, seg[s].first, seg[s].last, 1);
+            const ks_memo *m = exact_build(x, seg[s].first, seg[s].last);
             if (!m)
                 return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
             pp[kept] = m->p;
@@ -531,7 +525,7 @@ static void explain(ks_ctx *x, ks_candidate *c, const ks_pipeline *chosen, int n
             c->pipelined = 1;
             c->pipeline = k;
         }
-    const ks_memo *m = exact_build(x, c->first, c->last, 1);
+    const ks_memo *m = exact_build(x, c->first, c->last);
     if (!m) {
         snprintf(c->reason, sizeof c->reason, "out of memory");
         return;
@@ -600,7 +594,7 @@ static int longest_runs(const wl_graph *g, const op_work *w, sel_seg *out)
  * when it is not one (fewer than two stages, more DRAM bytes than bsp). */
 static double seg_estimate(ks_ctx *x, int first, int last)
 {
-    const ks_memo *m = exact_build(x, first, last, 0);
+    const ks_memo *m = exact_build(x, first, last);
     return m ? m->est_s : -1;
 }
 
