@@ -1064,9 +1064,14 @@ static int prune(const ilp_problem *p, int i, double tmax, double fill_rest, dou
     for (int c = 0; c < s->ncand; c++) {
         double lb = s->fill_s[c] + fill_rest + N1 * (s->period_s[c] > pmin ? s->period_s[c] : pmin);
         int drop = c != keep && lb > tmax * (1 + 1e-12);
-        /* periods at or below the least period never bind P: compare those as equal */
+        /* periods at or below the least period never bind P: compare those as equal. Only the
+         * kept smaller candidates are compared: one that was dropped as dominated has a
+         * dominator that dominates c too (the terms compare with <=), and one dropped by the
+         * bound bounds c as well (no larger fill and period: c's bound is at least its own),
+         * so c is dropped exactly when some smaller candidate dominates it */
         double pc = s->period_s[c] > pmin ? s->period_s[c] : pmin;
-        for (int d = 0; d < c && !drop && c != keep; d++) {
+        for (int j = 0; j < k && !drop && c != keep; j++) {
+            int d = out[j];
             double pd = s->period_s[d] > pmin ? s->period_s[d] : pmin;
             drop = pd <= pc && s->l2_bytes[d] <= s->l2_bytes[c] &&
                    s->dram_bytes[d] <= s->dram_bytes[c] && s->fill_s[d] <= s->fill_s[c] &&
