@@ -694,6 +694,8 @@ typedef struct bb_ctx {
     double cap[ILP_NCAP];
     bb_opt *opts;        /* per depth: room for the most kept candidates of a stage */
     int maxk;
+    int *pre;            /* [2][n + 1]: per pool, the fewest CTAs reaching the level of the
+                            stages at depths before d (bb_level: the CTA counts a table is read at) */
     int *fr_ctas;        /* [maxk]: a stage's kept candidates that no other dominates (bb_level) */
     double *fr_val;
     int *cur, *best_choice;
@@ -838,6 +840,18 @@ static int bb_level(bb_ctx *b, double v)
     for (int w = 0; w < BB_NV; w++)
         for (int q = 0; q < 2 && b->has[w]; q++)
             memset(bb_G(b, w, q, n), 0, ((size_t)S + 1) * sizeof(double));
+    /* a node at depth d has given each earlier stage at least its fewest CTAs reaching the level
+     * (every candidate kept below takes at least those), so depth d's table of pool q is read at
+     * r <= S - pre[q][d] only, and the next depth's is infinite below the later stages' fewest
+     * CTAs: the convolution runs over that band, the entries outside it are never read */
+    for (int q = 0; q < 2; q++) {
+        int *pq = b->pre + (size_t)q * ((size_t)n + 1);
+        pq[0] = 0;
+        for (int d = 0; d < n; d++) {
+            int i = b->order[d];
+            pq[d + 1] = pq[d] + (b->pool[i] == q ? b->k[b->few[i]].ctas : 0);
+        }
+    }
     for (int d = n - 1; d >= 0; d--) {
         int i = b->order[d];
         double l2 = INFINITY, dram = INFINITY;
@@ -899,10 +913,12 @@ static int bb_level(bb_ctx *b, double v)
                         low = val < low ? val : low;
                     }
                 }
+                const int *pq = b->pre + (size_t)q * ((size_t)n + 1);
+                int hi = S - pq[d], lo = pq[n] - pq[d + 1];
                 for (int j = 0; j < nf; j++) {
                     double val = b->fr_val[j];
                     int c = b->fr_ctas[j];
-                    for (int r = c; r <= S; r++)
+                    for (int r = c + lo; r <= hi; r++)
                         if (val + nxt[r - c] < cur[r])
                             cur[r] = val + nxt[r - c];
                 }
@@ -944,6 +960,7 @@ static int bb_solve(const ilp_problem *p, const int *first, const int *cand, lon
     b.suse = malloc(((size_t)n + 1) * ILP_NCAP * sizeof *b.suse);
     b.G = malloc((size_t)BB_NV * 2 * ((size_t)n + 1) * ((size_t)S + 1) * sizeof *b.G);
     b.opts = malloc((size_t)n * (size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.opts);
+    b.pre = malloc(2 * ((size_t)n + 1) * sizeof *b.pre);
     b.fr_ctas = malloc((size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.fr_ctas);
     b.fr_val = malloc((size_t)(b.maxk > 0 ? b.maxk : 1) * sizeof *b.fr_val);
     b.cur = malloc((size_t)n * sizeof *b.cur);
@@ -951,7 +968,7 @@ static int bb_solve(const ilp_problem *p, const int *first, const int *cand, lon
     double *lev = malloc(nk * sizeof *lev);
     int rc = -1;
     if (!b.k || !b.pool || !b.order || !b.few || !b.ok || !b.sl2 || !b.sdram || !b.suse || !b.G ||
-        !b.opts || !b.fr_ctas || !b.fr_val || !b.cur || !b.best_choice || !lev)
+        !b.opts || !b.pre || !b.fr_ctas || !b.fr_val || !b.cur || !b.best_choice || !lev)
         goto out;
     memcpy(b.best_choice, choice, (size_t)n * sizeof *choice);
     memcpy(b.cur, choice, (size_t)n * sizeof *choice);
@@ -1015,6 +1032,7 @@ out:
     free(b.suse);
     free(b.G);
     free(b.opts);
+    free(b.pre);
     free(b.fr_ctas);
     free(b.fr_val);
     free(b.cur);
