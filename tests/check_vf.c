@@ -545,16 +545,6 @@ static const char *PAD =
     " \"ops\": ["
     "  {\"name\": \"fc\", \"type\": \"linear\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"y\"]}]}";
 
-/* hw/h200.json, the GPU of the measured inductor decisions */
-static void load_h200(hw_gpu *h)
-{
-    char path[1024];
-    kt_err e;
-    err_clear(&e);
-    snprintf(path, sizeof path, "%s/hw/h200.json", KT_ROOT);
-    ck_assert_msg(hw_load(path, h, &e) == 0, "%s", e.msg);
-}
-
 /* GraphCast's edge input on the H200: cat(x[s], x[d], e) with x = 40962 x 512 bf16 (42 MB, more
  * than a 30 MiB L2 half) gathered 2 x 327660 times while e streams in and c streams out. The
  * generated kernel reads x's touched rows once (balls into bins: all 40962 rows), the two index
@@ -579,8 +569,7 @@ static const char *GATHER_CAT_BIG =
 
 START_TEST(test_inductor_gather_refetch)
 {
-    hw_gpu h200;
-    load_h200(&h200);
+    hw_gpu h200 = kt_test_hw("h200"); /* the GPU of the measured inductor decisions */
     arena a = {0};
     wl_graph g;
     kt_result v;
@@ -601,8 +590,7 @@ END_TEST
 
 START_TEST(test_inductor_pad)
 {
-    hw_gpu h200;
-    load_h200(&h200);
+    hw_gpu h200 = kt_test_hw("h200"); /* the GPU of the measured inductor decisions */
     arena a = {0};
     wl_graph g;
     kt_result b, v;
@@ -663,8 +651,7 @@ static const char *CAT_INTO =
 
 START_TEST(test_inductor_concat_in_place)
 {
-    hw_gpu h200;
-    load_h200(&h200);
+    hw_gpu h200 = kt_test_hw("h200"); /* the GPU of the measured inductor decisions */
     arena a = {0};
     wl_graph g;
     kt_result b, v;

@@ -11,9 +11,7 @@ clock and DRAM bytes. Nothing changes clocks, power limits or modes.
 usage: OUT=DIR python3 hw/calibrate/apps/norm_probe.py [--no-ncu]
 """
 import os
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -26,20 +24,10 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 OUT = os.environ.get("OUT", "/tmp/norm_probe")
-T0 = time.time()
 DS = (64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
 ELEMS = 64 << 20
-METRICS = ",".join([
-    "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "smsp__inst_executed.sum",
-    "dram__bytes_read.sum", "dram__bytes_write.sum", "launch__grid_size", "launch__block_size",
-    "launch__registers_per_thread", "smsp__issue_active.avg.pct_of_peak_sustained_active",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
-    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"])
-
-
-def log(*a):
-    print("[%7.1fs] %s" % (time.time() - T0, " ".join(str(x) for x in a)), flush=True)
+METHOD = ("eager F.layer_norm / F.rms_norm (bf16, weight, bias for layer_norm) in a CUDA graph, "
+          "median replay after a 256 MiB flush (cold L2)")
 
 
 def cases():
@@ -60,57 +48,9 @@ def make(kind, R, D):
     return lambda: F.rms_norm(x, (D,), w)
 
 
-def child():
-    for kind, R, D in cases():
-        fn = make(kind, R, D)
-        fn()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        fn()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
-        del fn
-        torch.cuda.empty_cache()
-
-
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    flush = ra.Flusher()
-    res = {"env": {"torch": torch.__version__, "gpu": torch.cuda.get_device_name()},
-           "method": "eager F.layer_norm / F.rms_norm (bf16, weight, bias for layer_norm) in a "
-                     "CUDA graph, median replay after a 256 MiB flush (cold L2)", "cases": []}
-    for kind, R, D in cases():
-        e = {"kind": kind, "R": R, "D": D}
-        try:
-            fn = make(kind, R, D)
-            q, e["kernels"] = ra.time_graph(fn, flush)
-            e["time_s"] = q["median"]
-            e["replay"] = q
-            log("%-9s R=%-8d D=%-5d %8.1f us  %s" % (kind, R, D, q["median"] * 1e6, " | ".join(
-                "%s %s x %s %.1fus" % (k[0][:50], k[1], k[2], k[3]) for k in e["kernels"])))
-            del fn
-        except Exception as ex:
-            e["error"] = "%s: %s" % (type(ex).__name__, str(ex)[:300])
-            log(kind, R, D, "failed:", e["error"])
-        torch.cuda.empty_cache()
-        res["cases"].append(e)
-        ra.atomic_json(os.path.join(OUT, "norm_probe.json"), res)
-    if NO_NCU:
-        return
-    cmd = ["ncu", "--target-processes", "all", "--profile-from-start", "off",
-           "--clock-control", "none", "--cache-control", "all", "--kernel-name", "regex:norm",
-           "--metrics", METRICS, "--csv", "--page", "raw",
-           sys.executable, os.path.abspath(__file__), "--ncu-child"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
-    with open(os.path.join(OUT, "ncu.csv"), "w") as f:
-        f.write(p.stdout)
-    with open(os.path.join(OUT, "ncu_err.txt"), "w") as f:
-        f.write(p.stderr[-20000:])
-    log("ncu rc", p.returncode, "lines", p.stdout.count("\n"))
-
-
 if __name__ == "__main__":
     if CHILD:
-        child()
+        ra.probe_child(cases(), make)
     else:
-        main()
+        ra.probe_main(OUT, "norm_probe", ("kind", "R", "D"), cases(), make, METHOD,
+                      "regex:norm", __file__, NO_NCU, 400)

@@ -718,6 +718,73 @@ def run_ncu(out_dir, tag, cases, budget_s):
             "tail": tail[-1500:]}
 
 
+# ----------------------------------------------------------------------------- probes
+# What the kernel probes (norm_probe.py, short_probe.py) read from ncu per kernel.
+PROBE_METRICS = ",".join([
+    "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "smsp__inst_executed.sum",
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "launch__grid_size", "launch__block_size",
+    "launch__registers_per_thread", "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"])
+
+
+def probe_child(cases, make):
+    """A probe's ncu child: every case's fn() once inside the profiler's range."""
+    for case in cases:
+        fn = make(*case)
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        del fn
+        torch.cuda.empty_cache()
+
+
+def probe_main(out, name, keys, cases, make, method, kernel_regex, script, no_ncu,
+               ncu_timeout_s):
+    """A kernel probe: every case (a tuple named by `keys`, fn = make(*case)) timed by
+    time_graph after a flush, OUT/NAME.json rewritten after each (a failing case keeps its
+    error and the others); then, unless no_ncu, ncu over `script --ncu-child` for the kernels
+    whose names match kernel_regex, into OUT/ncu.csv (stderr's tail in OUT/ncu_err.txt)."""
+    os.makedirs(out, exist_ok=True)
+    flush = Flusher()
+    res = {"env": {"torch": torch.__version__,
+                   "gpu": torch.cuda.get_device_name() if not CPU else "cpu"},
+           "method": method, "cases": []}
+    for case in cases:
+        e = dict(zip(keys, case))
+        label = " ".join("%s=%s" % kv for kv in list(e.items())[1:])
+        try:
+            fn = make(*case)
+            q, e["kernels"] = time_graph(fn, flush)
+            e["time_s"] = q["median"]
+            e["replay"] = q
+            log("%-9s %-18s %9.2f us  %s" % (case[0], label, q["median"] * 1e6, " | ".join(
+                "%s %s x %s %.1fus" % (k[0][:50], k[1], k[2], k[3]) for k in e["kernels"])))
+            del fn
+        except Exception as ex:  # one failing shape must not lose the others
+            e["error"] = "%s: %s" % (type(ex).__name__, str(ex)[:300])
+            log(case[0], label, "failed:", e["error"])
+        torch.cuda.empty_cache()
+        res["cases"].append(e)
+        atomic_json(os.path.join(out, name + ".json"), res)
+    if no_ncu:
+        return
+    cmd = ["ncu", "--target-processes", "all", "--profile-from-start", "off",
+           "--clock-control", "none", "--cache-control", "all", "--kernel-name", kernel_regex,
+           "--metrics", PROBE_METRICS, "--csv", "--page", "raw",
+           sys.executable, os.path.abspath(script), "--ncu-child"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=ncu_timeout_s)
+    with open(os.path.join(out, "ncu.csv"), "w") as f:
+        f.write(p.stdout)
+    with open(os.path.join(out, "ncu_err.txt"), "w") as f:
+        f.write(p.stderr[-20000:])
+    log("ncu rc", p.returncode, "lines", p.stdout.count("\n"))
+
+
 # ----------------------------------------------------------------------------- micro
 def rnd(*shape):
     return torch.randn(*shape, device=DEV, dtype=torch.float32).to(BF)
