@@ -93,6 +93,11 @@ bench "  the same with --jobs 1 (one thread)" ms - - 0 \
 bench "sweep --jobs 1, $npts points" points/s ">=" 10000 "$npts" "$bin" sweep --hw a100 $swp --jobs 1
 # shellcheck disable=SC2086
 bench "sweep --jobs 2, $npts points" points/s ">=" 20000 "$npts" "$bin" sweep --hw a100 $swp --jobs 2
+# points that differ only in energy and power fields share their runs (docs/tools.md, sweep)
+# shellcheck disable=SC2086
+bench "sweep --jobs 1, $npts points, energy and power fields" points/s - - "$npts" "$bin" sweep \
+    --hw a100 --workload all --mode both --exec all --vary energy.dram_pJ_per_byte=5:50:+5 \
+    --vary power.tdp_W=x0.5,x1 --jobs 1
 # shellcheck disable=SC2046,SC2086
 bench "sweep --jobs 1, bsp only (the sweep machinery)" points/s - - "$npts" \
     "$bin" sweep --hw a100 $(echo $swp | sed 's/--exec all/--exec bsp/') --jobs 1

@@ -98,6 +98,39 @@ check "shard duplicates" "$(for k in 0 1 2; do tail -n +2 "$tmp/s$k.csv"; done |
 # 4. jobs: same bytes with 1 and 3 threads
 "$bin" sweep --hw a100 --exec $ex --workload $mm --vary B=1:15:+1 --vary sm_count=54,108 --jobs 3 -o "$tmp/j3.csv"
 cmp -s "$tmp/j3.csv" "$tmp/all.csv" && ok || bad "--jobs 3 output differs from --jobs 1"
+# points that differ only in energy, power and DVFS fields share their runs before energy (a
+# worker keeps them; same_group hands it such points in a row): every row equals the same point
+# swept alone in its own process (nothing shared), with the board limit binding (tdp x0.3, so
+# kernels are re-clocked through the shared runs) and under a power cap; the same bytes with 1
+# and 3 threads. The timing axis (sm_count) sits between the energy axes.
+ev="--vary energy.dram_pJ_per_byte=5,20 --vary sm_count=54,108 --vary power.tdp_W=x0.3,x1"
+# shellcheck disable=SC2086
+"$bin" sweep --hw a100 --exec $ex --workload $mm --workload nerf --mode both --power-cap 180 \
+    $ev --jobs 1 -o "$tmp/e1.csv" || bad "energy sweep exit status"
+# shellcheck disable=SC2086
+"$bin" sweep --hw a100 --exec $ex --workload $mm --workload nerf --mode both --power-cap 180 \
+    $ev --jobs 3 -o "$tmp/e3.csv" || bad "energy sweep --jobs 3 exit status"
+cmp -s "$tmp/e1.csv" "$tmp/e3.csv" && ok || bad "energy sweep: --jobs 3 output differs from --jobs 1"
+: >"$tmp/alone.csv"
+for w in $mm nerf; do for m in inference training; do for d in 5 20; do for s in 54 108; do for t in x0.3 x1; do
+    "$bin" sweep --hw a100 --exec $ex --workload $w --mode $m --power-cap 180 \
+        --vary energy.dram_pJ_per_byte=$d --vary sm_count=$s --vary power.tdp_W=$t |
+        tail -n +2 | cut -d, -f2- >>"$tmp/alone.csv"
+done; done; done; done; done
+check "energy sweep: rows" "$(rows "$tmp/e1.csv")" "$(wc -l <"$tmp/alone.csv" | tr -d ' ')"
+tail -n +2 "$tmp/e1.csv" | cut -d, -f2- | cmp -s - "$tmp/alone.csv" && ok ||
+    bad "energy sweep: a point differs from the same point swept alone"
+check "energy sweep: the board limit binds somewhere" \
+    "$(awk -F, 'NR > 1 && $19 < 1410 { n++ } END { print (n > 0) }' "$tmp/e1.csv")" 1
+# a point failing inside such a run of points (a negative energy) stops the sweep with its error,
+# whatever the thread count (the run's earlier points are written, none after)
+for j in 1 3; do
+    timeout 60 "$bin" sweep --hw a100 --exec $ex --workload nerf --mode both \
+        --vary energy.dram_pJ_per_byte=5,10,-1,20 --jobs $j >"$tmp/ef$j.csv" 2>"$tmp/ef$j.err"
+    check "energy sweep, point 2 fails, --jobs $j: exit status" $? 2
+    check "energy sweep, point 2 fails, --jobs $j: rows" "$(rows "$tmp/ef$j.csv")" $((2 * nex))
+done
+cmp -s "$tmp/ef1.err" "$tmp/ef3.err" && ok || bad "energy sweep failure: --jobs 3 error differs"
 # compare runs its (workload, mode) pairs on threads: the same bytes with 1 and 4, and the first
 # error in output order (a bad file after good ones) whatever the count
 "$bin" compare --hw h200 --exec $ex --workload all --mode both --format json --jobs 1 >"$tmp/c1.json"

@@ -426,7 +426,7 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     char *end = NULL;
     long long fail_run = tf && *tf ? strtoll(tf, &end, 10) : -1;
     cmp_jobs ctx = {&x->hw, job, end && *end ? -1 : fail_run}; /* not a number: no failure */
-    jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL};
+    jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL, NULL};
     jobs *jb = jobs_start(&js, &x->e);
     if (!jb)
         return -1;

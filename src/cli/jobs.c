@@ -1,7 +1,8 @@
-/* jobs: an ordered parallel map over worker threads (pthreads). Workers take the next item
- * under a mutex, compute it outside, store the output in its slot; the caller waits on a
- * condition variable for the slot it needs next. The first failure (lowest index) stops the
- * workers and is reported once. */
+/* jobs: an ordered parallel map over worker threads (pthreads). Workers take the next item (or
+ * the next run of items of one group) under a mutex, compute it outside, store the output in its
+ * slot; the caller waits on a condition variable for the slot it needs next. The first failure
+ * (lowest index) stops the workers and is reported once: items are taken in index order, so
+ * every item before it is computed. */
 #include "jobs.h"
 
 #include <pthread.h>
@@ -15,6 +16,7 @@ struct jobs {
     long long next;          /* next item a worker takes */
     char **slot;             /* outputs, NULL until done (or taken) */
     unsigned char *done;     /* item finished (its slot may hold NULL) */
+    long long chunk;         /* most items one take holds (jobs_spec.same_group) */
     int failed, stop;
     long long fail_at;
     kt_err err;
@@ -22,6 +24,11 @@ struct jobs {
     pthread_cond_t cv;
     pthread_t th[JOBS_MAX_THREADS];
     int nthreads;
+    /* one thread: no worker; jobs_take computes the items up to the one it is asked for, in the
+     * caller's thread (a worker's hand-off per item cost a sweep of cheap points a fifth of its
+     * time in futex calls) */
+    int in_caller;
+    void *state;             /* in_caller: the one state, made at the first item */
 };
 
 static void fail(jobs *j, long long at, const kt_err *e)
@@ -48,26 +55,58 @@ static void *worker(void *arg)
     }
     for (;;) {
         pthread_mutex_lock(&j->mu);
-        long long i = j->next++;
+        long long i = j->next, end = i + 1;
         int stop = j->stop || j->failed || i >= j->s.n;
+        if (!stop && j->s.same_group)
+            while (end < j->s.n && end - i < j->chunk &&
+                   j->s.same_group(j->s.ctx, j->s.items[end - 1], j->s.items[end]))
+                end++;
+        if (!stop)
+            j->next = end;
         pthread_mutex_unlock(&j->mu);
         if (stop)
             break;
-        char *out = NULL;
-        int rc = j->s.fn(j->s.ctx, state, j->s.items[i], &out, &e);
-        pthread_mutex_lock(&j->mu);
-        if (rc)
-            fail(j, i, &e);
-        else {
-            j->slot[i] = out;
-            j->done[i] = 1;
+        for (; i < end; i++) {
+            char *out = NULL;
+            int rc = j->s.fn(j->s.ctx, state, j->s.items[i], &out, &e);
+            pthread_mutex_lock(&j->mu);
+            if (rc)
+                fail(j, i, &e);
+            else {
+                j->slot[i] = out;
+                j->done[i] = 1;
+            }
+            pthread_cond_broadcast(&j->cv);
+            /* the caller may still wait for this take's later items unless a failure came
+             * before them */
+            stop = j->stop || (j->failed && j->fail_at <= i + 1);
+            pthread_mutex_unlock(&j->mu);
+            if (stop)
+                break;
         }
-        pthread_cond_broadcast(&j->cv);
-        pthread_mutex_unlock(&j->mu);
     }
     if (j->s.state_free && state)
         j->s.state_free(state);
     return NULL;
+}
+
+/* in_caller: compute the next item in the calling thread. */
+static void step(jobs *j)
+{
+    kt_err e;
+    err_clear(&e);
+    long long i = j->next++;
+    if (!j->state && j->s.state_new && !(j->state = j->s.state_new(j->s.ctx, &e))) {
+        fail(j, i, &e);
+        return;
+    }
+    char *out = NULL;
+    if (j->s.fn(j->s.ctx, j->state, j->s.items[i], &out, &e))
+        fail(j, i, &e);
+    else {
+        j->slot[i] = out;
+        j->done[i] = 1;
+    }
 }
 
 jobs *jobs_start(const jobs_spec *s, kt_err *e)
@@ -93,6 +132,11 @@ jobs *jobs_start(const jobs_spec *s, kt_err *e)
     int nth = s->threads < 1 ? 1 : s->threads > JOBS_MAX_THREADS ? JOBS_MAX_THREADS : s->threads;
     if (nth > s->n)
         nth = s->n > 0 ? (int)s->n : 0;
+    j->chunk = nth > 0 ? (s->n + 4LL * nth - 1) / (4LL * nth) : 1;
+    if (nth == 1) {
+        j->in_caller = 1;
+        return j;
+    }
     for (int i = 0; i < nth; i++) {
         if (pthread_create(&j->th[i], NULL, worker, j)) {
             kt_err te;
@@ -110,6 +154,9 @@ jobs *jobs_start(const jobs_spec *s, kt_err *e)
 int jobs_take(jobs *j, long long k, char **out)
 {
     *out = NULL;
+    if (j->in_caller)
+        while (!j->done[k] && !j->failed && j->next <= k)
+            step(j);
     pthread_mutex_lock(&j->mu);
     while (!j->done[k] && !(j->failed && j->fail_at <= k))
         pthread_cond_wait(&j->cv, &j->mu);
@@ -141,6 +188,8 @@ void jobs_end(jobs *j)
     pthread_mutex_unlock(&j->mu);
     for (int i = 0; i < j->nthreads; i++)
         pthread_join(j->th[i], NULL);
+    if (j->s.state_free && j->state)
+        j->s.state_free(j->state);
     for (long long i = 0; i < j->s.n; i++)
         free(j->slot[i]);
     free(j->slot);

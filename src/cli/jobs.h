@@ -1,5 +1,5 @@
 /* jobs: an ordered parallel map - N items computed by T worker threads, their outputs taken by
- * the caller in item order (so the output does not depend on T). */
+ * the caller in item order (so the output does not depend on T, nor on how items are grouped). */
 #ifndef KT_JOBS_H
 #define KT_JOBS_H
 #include "../err.h"
@@ -11,11 +11,16 @@ typedef int (*jobs_fn)(void *ctx, void *state, long long item, char **out, kt_er
 typedef struct jobs_spec {
     const long long *items;  /* the items, in the order they are taken */
     long long n;
-    int threads;             /* 1..256 */
+    int threads;             /* 1..256; 1: no worker thread, jobs_take computes in the caller's */
     void *ctx;
     jobs_fn fn;
     void *(*state_new)(void *ctx, kt_err *e); /* per worker (NULL: none); NULL return = failure */
     void (*state_free)(void *state);
+    /* NULL, or 1 when items a and b (values of items[]) are better computed by one worker in
+     * a row (they share work through its state): a worker then takes, with the next item, the
+     * items after it while this holds of each neighbouring pair, up to ceil(n / (4 x threads))
+     * items (so that every thread still gets several takes). */
+    int (*same_group)(void *ctx, long long a, long long b);
 } jobs_spec;
 
 typedef struct jobs jobs;

@@ -118,6 +118,8 @@ typedef struct sw_ctx {
     sw_vary *vary;
     int nvary;
     int axis_n[CLI_MAX_VARY]; /* values along each axis */
+    int axis_timing[CLI_MAX_VARY]; /* 0: the axis moves only energy, power and DVFS fields of
+                                      every GPU (points along it share their runs: same_group) */
     int naxes;
     sw_block *blk;
     int nblk;
@@ -126,11 +128,28 @@ typedef struct sw_ctx {
     sw_mem *mem;
 } sw_ctx;
 
+/* A worker's state. Consecutive points it evaluates share what their inputs share
+ * (eval_point): the prepared workload while the block and the workload parameters stay, and the
+ * runs before energy (kt_run_times) while the GPU also differs at most in energy, power and DVFS
+ * fields (hw_same_timing). */
 typedef struct sw_thread_state {
     cJSON *hw_root[CLI_MAX_HW]; /* private copies when hw fields vary */
-    arena a;
+    arena a;                    /* one point's memory, released after it */
     long long over, first;      /* folded into sw_ctx.mem when the worker ends */
     sw_mem *mem;
+    /* the prepared workload: block prep_blk with parameter values prep_set (memory a_prep) */
+    arena a_prep;
+    const sw_block *prep_blk;   /* NULL: none */
+    int nprep_set;
+    int64_t prep_set[CLI_MAX_VARY];
+    wl_graph prep_fwd;
+    kt_prep prep;
+    graph_mem prep_mem;
+    /* the runs before energy of prep on time_hw (memory a_time; time_ok: valid) */
+    arena a_time;
+    int time_ok;
+    hw_gpu time_hw;
+    kt_run_result times;
 } sw_thread_state;
 
 static int vary_fail(kt_err *e, const char *opt, const char *spec, const char *why)
@@ -324,6 +343,48 @@ static void write_header(FILE *f, const sw_ctx *x)
     fputc('\n', f);
 }
 
+/* The workload of block b with the point's varied parameters (vset, nvset; all its --set and
+ * varied values: sets, nsets) prepared for runs in ts, unless ts holds it already. */
+static int prepare(sw_thread_state *ts, const cli_common *c, const sw_block *b,
+                   const wl_set *vset, int nvset, const wl_set *sets, int nsets, const kt_opts *o,
+                   kt_err *e)
+{
+    int same = ts->prep_blk == b && ts->nprep_set == nvset;
+    for (int k = 0; same && k < nvset; k++)
+        same = ts->prep_set[k] == vset[k].value;
+    if (same)
+        return 0;
+    ts->time_ok = 0; /* the runs read the prepared graph */
+    arena_release(&ts->a_time, (arena_pos){0});
+    ts->prep_blk = NULL;
+    arena_release(&ts->a_prep, (arena_pos){0});
+    if (wl_from_json(b->root, b->file, sets, nsets, b->training, &ts->a_prep, &ts->prep_fwd, e) ||
+        (c->dtype_given && wl_set_float_dtype(&ts->prep_fwd, c->dtype, e)) ||
+        kt_prepare(&ts->prep_fwd, o, &ts->a_prep, &ts->prep, e) ||
+        graph_memory(ts->prep.g, &ts->a_prep, &ts->prep_mem, e))
+        return -1;
+    ts->prep_blk = b;
+    ts->nprep_set = nvset;
+    for (int k = 0; k < nvset; k++)
+        ts->prep_set[k] = vset[k].value;
+    return 0;
+}
+
+/* The runs before energy of ts's prepared workload on hw, unless ts holds them for a hw that
+ * differs at most in energy, power and DVFS fields. */
+static int times(sw_thread_state *ts, const hw_gpu *hw, const kt_opts *o, kt_err *e)
+{
+    if (ts->time_ok && hw_same_timing(&ts->time_hw, hw))
+        return 0;
+    ts->time_ok = 0;
+    arena_release(&ts->a_time, (arena_pos){0});
+    memcpy(&ts->time_hw, hw, sizeof ts->time_hw); /* items re-evaluate through it: it stays */
+    if (kt_run_times(&ts->time_hw, &ts->prep, o, &ts->a_time, &ts->times, e))
+        return -1;
+    ts->time_ok = 1;
+    return 0;
+}
+
 /* Evaluate point p: all requested execution models; the CSV rows into *rows (malloc'd). */
 static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
 {
@@ -356,19 +417,16 @@ static int eval_point(void *vx, void *vts, long long p, char **rows, kt_err *e)
             return -1;
         hw = &hwv;
     }
-    wl_graph g;
     kt_run_result rr;
-    graph_mem mem;
     kt_opts o = c->opts;
     o.training = b->training;
     o.power_ref_sm_count = gpu->hw.sm_count; /* the file's power fields describe its SMs */
-    int rc = wl_from_json(b->root, b->file, sets, nsets, b->training, &ts->a, &g, e) ||
-             (c->dtype_given && wl_set_float_dtype(&g, c->dtype, e)) ||
-             kt_run(hw, &g, &o, &ts->a, &rr, e) || graph_memory(rr.g, &ts->a, &mem, e);
-    if (rc) {
+    if (prepare(ts, c, b, sets + c->nsets, nsets - c->nsets, sets, nsets, &o, e) ||
+        times(ts, hw, &o, e) || kt_run_power(hw, &o, &ts->times, &ts->a, &rr, e)) {
         arena_release(&ts->a, (arena_pos){0}); /* blocks kept for the next point */
         return -1;
     }
+    const graph_mem mem = ts->prep_mem;
     if ((double)mem.weight_bytes + (double)mem.peak_act_bytes >
         hw->dram_capacity_GiB * 1073741824.0) {
         if (!ts->over++ || p < ts->first)
@@ -457,6 +515,8 @@ static void state_free(void *vts)
     for (int h = 0; h < CLI_MAX_HW; h++)
         cJSON_Delete(ts->hw_root[h]);
     arena_free(&ts->a);
+    arena_free(&ts->a_time);
+    arena_free(&ts->a_prep);
     free(ts);
     ilp_thread_release(); /* GLPK's per-thread environment */
 }
@@ -859,6 +919,59 @@ static int setup_vary(const sw_setup *s, sw_vary *y, const char *spec, kt_err *e
     return 0;
 }
 
+/* The hw of GPU h with the fields of axis a at their value index i (into out). 0, or -1 when
+ * the changed file does not load. */
+static int hw_at(const sw_ctx *x, int h, int a, int i, hw_gpu *out, kt_err *e)
+{
+    cJSON *t = cJSON_Duplicate(x->hw[h].root, 1);
+    if (!t)
+        return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
+    int rc = 0;
+    for (int k = 0; k < x->nvary && !rc; k++) {
+        const sw_vary *y = &x->vary[k];
+        if (y->axis == a)
+            rc = jsonx_set_number(t, y->name, y->mult[i] ? y->v[i] * y->hw_base[h] : y->v[i], 0,
+                                  x->hw[h].file, e);
+    }
+    rc = rc || hw_from_json(t, x->hw[h].file, out, e);
+    cJSON_Delete(t);
+    return rc ? -1 : 0;
+}
+
+/* Which axes can change a run before its energy (sw_ctx.axis_timing): a workload parameter
+ * always; hw fields when, on some GPU, the hw at the axis' first two values differ beyond what
+ * hw_same_timing ignores (or does not load). hw_same_timing ignores whole struct fields,
+ * whatever their values, so two values tell. This only groups the points workers take
+ * together (same_group); eval_point itself compares each point's hw. */
+static void classify_axes(sw_ctx *x)
+{
+    for (int a = 0; a < x->naxes; a++) {
+        int timing = 0;
+        for (int k = 0; k < x->nvary && !timing; k++)
+            timing = x->vary[k].axis == a && x->vary[k].is_param;
+        for (int h = 0; h < x->nhw && !timing && x->axis_n[a] > 1; h++) {
+            kt_err e2;
+            hw_gpu h0, h1;
+            timing = hw_at(x, h, a, 0, &h0, &e2) || hw_at(x, h, a, 1, &h1, &e2) ||
+                     !hw_same_timing(&h0, &h1);
+        }
+        x->axis_timing[a] = timing;
+    }
+}
+
+/* jobs_spec.same_group: points p and q differ at most along axes that move no timing field. */
+static int same_group(void *vx, long long p, long long q)
+{
+    const sw_ctx *x = vx;
+    int ip[CLI_MAX_VARY], iq[CLI_MAX_VARY], hp, hq;
+    if (decode(x, p, &hp, ip) != decode(x, q, &hq, iq) || hp != hq)
+        return 0;
+    for (int k = 0; k < x->nvary; k++)
+        if (x->axis_timing[x->vary[k].axis] && ip[k] != iq[k])
+            return 0;
+    return 1;
+}
+
 static int setup(const cli_common *c, sw_setup *s, kt_err *e)
 {
     sw_ctx *x = &s->x;
@@ -904,6 +1017,7 @@ static int setup(const cli_common *c, sw_setup *s, kt_err *e)
                            (long long)SW_MAX_POINTS);
     }
     x->npoints = x->ncombo * x->nblk * x->nhw;
+    classify_axes(x);
     if (x->npoints > SW_MAX_POINTS)
         return err_set(e, KT_EINPUT, NULL, "--vary", "more than %lld points",
                        (long long)SW_MAX_POINTS);
@@ -980,7 +1094,7 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     for (long long i = 0; i < ntodo; i++)
         todo[i] = shard_k + (kept + i) * shard_n;
-    jobs_spec js = {todo, ntodo, c->jobs, x, eval_point, state_new, state_free};
+    jobs_spec js = {todo, ntodo, c->jobs, x, eval_point, state_new, state_free, same_group};
     if (!(jb = jobs_start(&js, e)))
         goto done;
     int show = c->progress || isatty(STDERR_FILENO);

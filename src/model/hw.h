@@ -112,6 +112,13 @@ double hw_l2_persist_bytes(const hw_gpu *g);
 double hw_ring_evicted_frac(const hw_gpu *g, double footprint_bytes, double *read_back_frac);
 /** 1 when the hw describes a pipeline runtime's stage bodies (the "stage_body" section). */
 int hw_has_stage_body(const hw_gpu *g);
+/** 1 when a and b differ at most in the fields that only energy and power accounting read
+ *  (energy.*, power.*, dvfs.*, clock_min_MHz, and the name, description and provenance): runs
+ *  on one are then the runs on the other before their energy and limits (run.h,
+ *  kt_run_times). Compares the bytes of copies with those fields cleared: 0 may also mean
+ *  equal values stored differently (-0.0 and 0.0, or padding bytes of a struct assignment;
+ *  hw_from_json clears them), never the reverse. */
+int hw_same_timing(const hw_gpu *a, const hw_gpu *b);
 /** Least register-file bytes a kernel's thread needs: 32 registers of 4 bytes (what full
  *  occupancy leaves on every NVIDIA GPU since Kepler, 64K registers for 2048 threads; real
  *  kernels use 16-255). A register file smaller than this per resident thread limits

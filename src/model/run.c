@@ -196,17 +196,21 @@ static int run_check(const kt_run_result *rr, const char *file, kt_err *e)
     return 0;
 }
 
-int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
-           kt_err *e)
+int kt_prepare(const wl_graph *fwd, const kt_opts *o, arena *a, kt_prep *p, kt_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (kt_graph(fwd, o->training, o->optimizer, a, &p->g, e))
+        return -1;
+    return (p->works = op_works(p->g, a, e)) ? 0 : -1;
+}
+
+int kt_run_times(const hw_gpu *hw, const kt_prep *p, const kt_opts *o, arena *a,
+                 kt_run_result *out, kt_err *e)
 {
     memset(out, 0, sizeof *out);
-    const wl_graph *g;
-    if (kt_graph(fwd, o->training, o->optimizer, a, &g, e))
-        return -1;
+    const wl_graph *g = p->g;
+    const op_work *works = p->works;
     out->g = g;
-    op_work *works = op_works(g, a, e);
-    if (!works)
-        return -1;
     out->works = works;
     cost_ctx c = {.clock_MHz = hw->clock_MHz, .graph_launch = o->graph_launch};
     /* kitsune reuses the bsp run (with its misses) and the vf run */
@@ -233,10 +237,25 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
             return -1;
         out->nres++;
     }
+    for (int i = 0; i < out->nres; i++)
+        out->by[out->res[i].exec_id] = &out->res[i];
+    return 0;
+}
+
+int kt_run_power(const hw_gpu *hw, const kt_opts *o, const kt_run_result *times, arena *a,
+                 kt_run_result *out, kt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->g = times->g;
+    out->works = times->works;
+    out->nres = times->nres;
+    for (int i = 0; i < times->nres; i++)
+        out->res[i] = times->res[i];
+    const char *file = out->g ? out->g->file : NULL;
     /* energy and the board limit of the part as the power policy describes it */
     hw_gpu *ph = arena_calloc(a, 1, sizeof *ph);
     if (!ph)
-        return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        return err_set(e, KT_EINTERNAL, file, NULL, "out of memory");
     *ph = kt_power_hw(hw, o);
     for (int i = 0; i < out->nres; i++) {
         kt_result *r = &out->res[i];
@@ -249,10 +268,22 @@ int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt
                      ? limit_kitsune(ph, r, board_W, cap_W, o->power_cap_W, a, r, &out->capped[i])
                      : limit(ph, r, board_W, cap_W, o->power_cap_W, NULL, a, r, &out->capped[i]);
         if (rc)
-            return err_set(e, KT_EINTERNAL, g->file, NULL, "power limit evaluation failed");
+            return err_set(e, KT_EINTERNAL, file, NULL, "power limit evaluation failed");
         if (o->power_cap_W > 0)
             out->capped_by[out->capped[i].exec_id] = &out->capped[i];
         out->by[r->exec_id] = r;
     }
-    return run_check(out, g->file, e);
+    return run_check(out, file, e);
+}
+
+int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
+           kt_err *e)
+{
+    kt_prep p;
+    kt_run_result t;
+    memset(out, 0, sizeof *out);
+    return kt_prepare(fwd, o, a, &p, e) || kt_run_times(hw, &p, o, a, &t, e) ||
+                   kt_run_power(hw, o, &t, a, out, e)
+               ? -1
+               : 0;
 }

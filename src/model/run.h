@@ -78,8 +78,32 @@ int kt_summarize(const wl_graph *g, arena *a, kt_summary *s, kt_err *e);
 /** The same from the graph's op_works (a run's kt_run_result.works): no second copy of them. */
 int kt_summarize_works(const wl_graph *g, const op_work *w, arena *a, kt_summary *s, kt_err *e);
 
-/** Run. fwd: the loaded forward graph. All memory from a. */
+/** Run. fwd: the loaded forward graph. All memory from a. The same as kt_prepare, then
+ *  kt_run_times, then kt_run_power on one hw. */
 int kt_run(const hw_gpu *hw, const wl_graph *fwd, const kt_opts *o, arena *a, kt_run_result *out,
            kt_err *e);
+
+/* ---- a run in three parts, for callers that reuse the first two (sweep: every point with the
+ * same workload parameters shares a kt_prep; every point that differs from another only in
+ * energy, power and DVFS fields (hw_same_timing) shares its kt_run_times) ---- */
+
+/** The graph a run executes (the training graph in training mode) and its op_works. */
+typedef struct kt_prep {
+    const wl_graph *g;
+    const op_work *works;
+} kt_prep;
+/** Derive p from the forward graph for o's mode (o->training, o->optimizer); memory from a. */
+int kt_prepare(const wl_graph *fwd, const kt_opts *o, arena *a, kt_prep *p, kt_err *e);
+/** The execution models' runs on hw, before energy and power limits: times, bytes, kernels and
+ *  kitsune's plan. They read no energy, power or DVFS field of hw (tested). hw, p and a must
+ *  outlive every kt_run_power of out (items re-evaluate through them at other clocks). */
+int kt_run_times(const hw_gpu *hw, const kt_prep *p, const kt_opts *o, arena *a,
+                 kt_run_result *out, kt_err *e);
+/** Energy and the board's and --power-cap's limits (o->power_*) of the runs in times on hw, into
+ *  out (memory from a). hw may differ from the hw times ran on only where hw_same_timing allows.
+ *  Rewrites the energy fields of times' items (each call sets all of them), nothing else: times
+ *  can serve any number of calls, one at a time. */
+int kt_run_power(const hw_gpu *hw, const kt_opts *o, const kt_run_result *times, arena *a,
+                 kt_run_result *out, kt_err *e);
 
 #endif
