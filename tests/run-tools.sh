@@ -295,6 +295,21 @@ if command -v python3 >/dev/null 2>&1; then
         if "$bin" $args --format json 2>/dev/null | python3 -c 'import json, sys; json.load(sys.stdin)' \
             2>"$tmp/json.err"; then ok; else bad "invalid JSON from: $args ($(head -1 "$tmp/json.err"))"; fi
     done
+    # 9a. under --power-cap, predict's JSON lists every capped kernel: each at most the cap and
+    # its uncapped clock, their times summing to the capped total
+    "$bin" predict --hw a100 --workload nerf --exec all --power-cap 200 --format json >"$tmp/cap.json"
+    if python3 - "$tmp/cap.json" >"$tmp/cap.err" 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["capped_results"]) == 3
+for u, c in zip(d["results"], d["capped_results"]):
+    k = [k for k in c if isinstance(c[k], list) and k != "pipelines"][0]
+    assert len(c[k]) == len(u[k]) > 0, c["exec"]
+    assert abs(sum(o["time_s"] for o in c[k]) - c["time_s"]) <= 1e-8 * c["time_s"], c["exec"]  # 9 digits printed
+    for a, b in zip(u[k], c[k]):
+        assert b["clock_MHz"] <= a["clock_MHz"] and b["avg_power_W"] <= 200 * (1 + 1e-9), b["name"]
+PY
+    then ok; else bad "predict --power-cap JSON: $(tail -1 "$tmp/cap.err")"; fi
     # 9b. the application harness's raw-to-CSV writer on fake raw output (--vf-from included)
     if python3 hw/calibrate/apps/collect_apps.py --selftest >"$tmp/collect.log" 2>&1; then ok
     else bad "collect_apps.py --selftest: $(tail -1 "$tmp/collect.log")"; fi

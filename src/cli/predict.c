@@ -73,7 +73,7 @@ static int run(cli_ctx *x)
             fputs(",\n \"capped_results\": [", f);
             for (int i = 0; i < rr.nres; i++) {
                 fputs(i ? ",\n " : "\n ", f);
-                out_json_result(f, &rr.capped[i], rr.g, 0);
+                out_json_result(f, &rr.capped[i], rr.g, 1); /* each op at its capped clock */
             }
             fputs("]", f);
         }
