@@ -318,9 +318,9 @@ START_TEST(test_attrs)
 }
 END_TEST
 
-/* Attribute types: "value" may be a real number (scale's 1/sqrt(64) = 0.125; integers stay
- * integers), "layout" is a string; any other number must be an integer, as must a huge value
- * (checked before it is cast). */
+/* Attribute types: "value" and "eps" may be real numbers (scale's 1/sqrt(64) = 0.125, a norm's
+ * 1e-5; integers stay integers), "layout" is a string; any other number must be an integer, as
+ * must a huge value (checked before it is cast). */
 START_TEST(test_attr_types)
 {
     const char *t =
@@ -357,6 +357,24 @@ START_TEST(test_attr_types)
     expect_err(buf, "ops[0].attrs.axis", "must be an integer");
     snprintf(buf, sizeof buf, p, "\"nchw\"");
     expect_err(buf, "ops[0].attrs.axis", "unknown parameter \"nchw\"");
+    /* a norm's epsilon as PyTorch writes it (1e-5, 1e-12): real, and not where no op takes it */
+    const char *n =
+        "{\"name\": \"a\", \"tensors\": {"
+        "\"x\": {\"shape\": [4, 8], \"dtype\": \"bf16\", \"kind\": \"input\"},"
+        "\"y\": {\"shape\": [4, 8], \"dtype\": \"bf16\", \"kind\": \"output\"}},"
+        "\"ops\": [{\"name\": \"n\", \"type\": \"%s\", \"inputs\": [\"x\"], \"outputs\": [\"y\"],"
+        " \"attrs\": {\"eps\": %s}}]}";
+    static const char *const NORMS[] = {"layernorm", "rmsnorm", "batchnorm"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(buf, sizeof buf, n, NORMS[k], k == 1 ? "1e-12" : "0.00001");
+        ck_assert_msg(load(buf, NULL, 0, 0, &a, &g, &e) == 0, "%s: %s: %s", NORMS[k], e.path, e.msg);
+        v = wl_attr_get(&g.op[0], "eps");
+        ck_assert(v && v->type == WA_REAL);
+        ck_assert_double_eq(v->dval, k == 1 ? 1e-12 : 1e-5);
+        arena_free(&a);
+    }
+    snprintf(buf, sizeof buf, n, "relu", "0.00001");
+    expect_err(buf, "ops[0].attrs.eps", "relu: unknown attribute \"eps\"");
 }
 END_TEST
 

@@ -12,10 +12,11 @@
 #include "jsonx.h"
 
 /* Attribute keys whose values are strings ("layout": a convolution's "nchw" / "nhwc"). */
-static const char *const STRING_ATTRS[] = {"op", "mode", "approximate", "layout", NULL};
-/* Attribute keys whose values may be real numbers: a constant multiplier (scale's 1/sqrt(d))
- * or fill value, never costed. Every other number must be an integer. */
-static const char *const REAL_ATTRS[] = {"value", NULL};
+static const char *const STRING_ATTRS[] = {"op", "approximate", "layout", NULL};
+/* Attribute keys whose values may be real numbers, never costed: a constant multiplier (scale's
+ * 1/sqrt(d)) or fill value, a norm's epsilon (PyTorch's 1e-5). Every other number must be an
+ * integer. */
+static const char *const REAL_ATTRS[] = {"value", "eps", NULL};
 
 static int in_list(const char *const *list, const char *k)
 {
