@@ -66,10 +66,11 @@ START_TEST(test_same_timing_fields)
     char path[512] = "";
     int n[2] = {0, 0};
     walk(t, t, path, sizeof path, &base, n);
-    /* h200.json holds 115 numeric leaves, 16 of them energy, power and DVFS (tensor pJ/FLOP for
-     * 4 dtypes, 5 more energy figures, 3 power, 3 dvfs, clock_min_MHz): every one checked */
-    ck_assert_int_eq(n[1], 16);
-    ck_assert_int_eq(n[0], 115 - 16);
+    /* h200.json holds (today) 115 numeric leaves, 16 of them energy, power and DVFS (tensor
+     * pJ/FLOP for 4 dtypes, 5 more energy figures, 3 power, 3 dvfs, clock_min_MHz): every one
+     * was checked above; a field added later is checked the same way */
+    ck_assert_int_ge(n[1], 16);
+    ck_assert_int_ge(n[0], 115 - 16);
     cJSON_Delete(t);
 }
 END_TEST
