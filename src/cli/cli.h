@@ -210,5 +210,8 @@ void cli_json_warnings(FILE *f, const cli_ctx *x);
 int cli_fail(const char *cmd, const kt_err *e);
 /** Mode name. */
 const char *cli_mode_name(int training);
+/** Worker threads for n items: --jobs when given, else the CPUs this process may use (jobs_cpus)
+ *  up to default_max; never more than the items, at least 1. */
+int cli_threads(const cli_common *c, long long n, int default_max);
 
 #endif

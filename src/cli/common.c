@@ -1,5 +1,6 @@
 /* cli: shared command-line plumbing - options, name resolution, the output of a command. */
 #include "cli.h"
+#include "jobs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -749,4 +750,14 @@ int cli_fail(const char *cmd, const kt_err *e)
 const char *cli_mode_name(int training)
 {
     return training ? "training" : "inference";
+}
+
+int cli_threads(const cli_common *c, long long n, int default_max)
+{
+    long t = c->jobs;
+    if (!(c->given & O_JOBS)) {
+        int cpus = jobs_cpus();
+        t = cpus > default_max ? default_max : cpus;
+    }
+    return (int)(t < n ? t : n > 0 ? n : 1);
 }

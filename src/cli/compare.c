@@ -32,7 +32,7 @@ static const char *const HELP =
     "                                   (workload, mode, exec), the input of scripts/plot.gp)\n"
     "  -o FILE                          write to FILE (atomically) instead of stdout\n"
     "  --jobs N                         run the (workload, mode) pairs on N threads (default: the\n"
-    "                                   online CPUs, at most 8; output does not depend on N)\n"
+    "                                   CPUs (nproc), at most 8; output does not depend on N)\n"
     "\n"
     "example: kitsune compare --hw a100 --workload all --mode both\n";
 
@@ -342,19 +342,8 @@ static long long cmp_weight(const cmp_job *j)
     return (long long)j->g->nop * (j->o.training ? 3 : 1);
 }
 
-/* Threads for njob runs: --jobs, else the online CPUs (at most CMP_JOBS_DEFAULT_MAX), never more
- * than the runs. */
+/* Threads by default: one per CPU (jobs_cpus), at most this many (the pairs are few). */
 enum { CMP_JOBS_DEFAULT_MAX = 8 };
-
-static int cmp_threads(const cli_common *c, int njob)
-{
-    long t = c->jobs;
-    if (!(c->given & O_JOBS)) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        t = cpus < 1 ? 1 : cpus > CMP_JOBS_DEFAULT_MAX ? CMP_JOBS_DEFAULT_MAX : cpus;
-    }
-    return (int)(t < njob ? t : njob > 0 ? njob : 1);
-}
 
 /* The (workload, mode) pairs' runs, in output order: loaded here, run on worker threads, checked
  * and summarised here in order (warnings and the first error come as a sequential run gives
@@ -426,7 +415,7 @@ static int run_all(cli_ctx *x, const char **names, int nwl, cmp_run *runs, cmp_j
     char *end = NULL;
     long long fail_run = tf && *tf ? strtoll(tf, &end, 10) : -1;
     cmp_jobs ctx = {&x->hw, job, end && *end ? -1 : fail_run}; /* not a number: no failure */
-    jobs_spec js = {items, njob, cmp_threads(c, njob), &ctx, cmp_one, NULL, NULL, NULL};
+    jobs_spec js = {items, njob, cli_threads(c, njob, CMP_JOBS_DEFAULT_MAX), &ctx, cmp_one, NULL, NULL, NULL};
     jobs *jb = jobs_start(&js, &x->e);
     if (!jb)
         return -1;

@@ -3,9 +3,12 @@
  * slot; the caller waits on a condition variable for the slot it needs next. The first failure
  * (lowest index) stops the workers and is reported once: items are taken in index order, so
  * every item before it is computed. */
+#define _GNU_SOURCE /* sched_getaffinity: the CPUs this process may run on */
 #include "jobs.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,4 +200,14 @@ void jobs_end(jobs *j)
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     free(j);
+}
+
+int jobs_cpus(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > JOBS_MAX_THREADS ? JOBS_MAX_THREADS : (int)n;
 }

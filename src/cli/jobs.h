@@ -34,5 +34,8 @@ int jobs_take(jobs *j, long long k, char **out);
 long long jobs_failure(jobs *j, kt_err *e);
 /** Stop the workers (those running finish their item), join them and free everything. */
 void jobs_end(jobs *j);
+/** The CPUs this process may run on (its affinity mask: what taskset, a container's cpuset or a
+ *  batch scheduler's allocation leaves, as nproc counts them), at least 1. */
+int jobs_cpus(void);
 
 #endif

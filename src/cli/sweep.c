@@ -48,7 +48,8 @@ static const char *const HELP =
     "\n"
     "  --mode inference|training|both   (default inference)\n"
     "  --exec bsp|vf|kitsune|all        (default all; speedups need bsp and vf)\n"
-    "  --jobs N                         N worker threads (output order does not depend on N)\n"
+    "  --jobs N                         N worker threads (default: one per CPU, nproc, at most 64;\n"
+    "                                   the output does not depend on N)\n"
     "  --shard K/N                      only points with index % N == K (0 <= K < N)\n"
     "  -o FILE                          write FILE atomically; rows go to FILE.partial first\n"
     "  --resume                         with -o: keep the finished points of FILE.partial\n"
@@ -75,6 +76,9 @@ enum { SW_MAX_VALUES = 1000000 };
 #define SW_PROGRESS_PERIOD_S 0.1
 /* Progress bar width in characters. */
 #define SW_BAR_CHARS 30
+/* Worker threads without --jobs: one per CPU (jobs_cpus), at most this many (each holds a run's
+ * memory). */
+enum { SW_JOBS_DEFAULT_MAX = 64 };
 
 /* One --vary or --zip: values with a per-value "multiple of the file's value" flag. */
 typedef struct sw_vary {
@@ -1094,7 +1098,8 @@ static int run_sweep(sw_setup *s, const cli_common *c, kt_err *e)
     }
     for (long long i = 0; i < ntodo; i++)
         todo[i] = shard_k + (kept + i) * shard_n;
-    jobs_spec js = {todo, ntodo, c->jobs, x, eval_point, state_new, state_free, same_group};
+    jobs_spec js = {todo, ntodo, cli_threads(c, ntodo, SW_JOBS_DEFAULT_MAX), x, eval_point,
+                    state_new, state_free, same_group};
     if (!(jb = jobs_start(&js, e)))
         goto done;
     int show = c->progress || isatty(STDERR_FILENO);
