@@ -934,6 +934,37 @@ class FxFrontEnd:
             return "adaptive_avg_pool2d", {"self": x, "output_size": mod.output_size}
         if isinstance(mod, nn.Dropout):
             return "dropout", {"input": x, "p": mod.p, "train": mod.training}
+        if isinstance(mod, nn.MultiheadAttention):
+            if mod.bias_k is not None or mod.add_zero_attn:
+                raise Unsupported("nn.MultiheadAttention with add_bias_kv or add_zero_attn (module %r)"
+                                  % n.target)
+            names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask",
+                     "average_attn_weights", "is_causal")
+            b = dict(zip(names, args))
+            b.update(kwargs)
+            for k, d in (("key_padding_mask", None), ("need_weights", True), ("attn_mask", None),
+                         ("average_attn_weights", True), ("is_causal", False)):
+                b.setdefault(k, d)
+            E = mod.embed_dim
+            if mod._qkv_same_embed_dim:
+                packed = W("in_proj_weight")
+                w3 = [self._weight(ir, "%s.in_proj_weight.%s" % (n.target, c), mod.in_proj_weight[i * E:(i + 1) * E])
+                      for i, c in enumerate("qkv")]
+            else:
+                packed = None
+                w3 = [W("%s_proj_weight" % c) for c in "qkv"]
+            bias = mod.in_proj_bias
+            b3 = ([self._weight(ir, "%s.in_proj_bias.%s" % (n.target, c), bias[i * E:(i + 1) * E])
+                   for i, c in enumerate("qkv")] if bias is not None else [None] * 3)
+            out_w = self._weight(ir, "%s.out_proj.weight" % n.target, mod.out_proj.weight)
+            out_b = (self._weight(ir, "%s.out_proj.bias" % n.target, mod.out_proj.bias)
+                     if mod.out_proj.bias is not None else None)
+            b.update({"num_heads": mod.num_heads, "batch_first": bool(mod.batch_first),
+                      "dropout": mod.dropout, "train": mod.training, "in_proj_weight": packed,
+                      "in_proj_bias": W("in_proj_bias") if packed is not None else None,
+                      "q_w": w3[0], "k_w": w3[1], "v_w": w3[2], "q_b": b3[0], "k_b": b3[1],
+                      "v_b": b3[2], "out_w": out_w, "out_b": out_b})
+            return "multi_head_attention", b
         for cls, op in ((nn.ReLU, "relu"), (nn.SiLU, "silu"), (nn.Sigmoid, "sigmoid"),
                         (nn.Tanh, "tanh")):
             if isinstance(mod, cls):
@@ -1968,6 +1999,103 @@ class Mapper:
         attrs = {"causal": True} if node.args.get("is_causal") else {}
         self.emit(node, "attention", ins, [self.out(node, like=[q])], attrs)
 
+    def h_multi_head_attention(self, node):
+        """nn.MultiheadAttention as PyTorch 2's forward runs it: the input projections (one GEMM
+        with the packed weight when query, key and value are one tensor; else one per input),
+        one copy that lays the projections out as [B, heads, seq, head_dim], fused attention
+        (need_weights=False) or, with need_weights=True, the unfused path that materializes the
+        probabilities (scale, Q K^T, softmax, P V, and their mean over the heads), the heads
+        copied back to [seq, B, E], the output projection; batch_first's result is a transposed
+        view."""
+        a = node.args
+        H, bf = a["num_heads"], a["batch_first"]
+        if a.get("key_padding_mask") is not None:
+            raise Unsupported("nn.MultiheadAttention with key_padding_mask")
+        kq, kk, kv = (self.get(a[x]) for x in ("query", "key", "value"))
+        sq, sk = self.shape(kq), self.shape(kk)
+        if len(sq) != 3 or len(sk) != 3:
+            raise Unsupported("nn.MultiheadAttention on unbatched (2-D) inputs")
+        if bf:
+            B, L, E = sq
+            S = sk[1]
+        else:
+            L, B, E = sq
+            S = sk[0]
+        hd = E // H
+        dt = self.dt(kq)
+
+        def linear(x, w, bias, suffix):
+            ins = [x, self.get(w)] + ([self.get(bias)] if bias is not None else [])
+            y = self.tmp(node, suffix, self.shape(x)[:-1] + (self.shape(ins[1])[0],), self.dt(x))
+            self.emit(node, "linear", ins, [y], {"transpose_b": True}, suffix)
+            return y
+
+        def heads(y, groups, suffix):
+            """[B, T, groups*E] (seq-first: [T, B, ...]) -> one copy [groups, B, H, T, hd]."""
+            s = self.shape(y)
+            T = s[1] if bf else s[0]
+            v = self.view_to(node, y, s[:-1] + (groups, H, hd), suffix + "_v")
+            t = self.tmp(node, suffix + "_t", (groups, B, H, T, hd), self.dt(y))
+            self.emit(node, "transpose", [v], [t], {"perm": [2, 0, 3, 1, 4] if bf else [2, 1, 3, 0, 4]},
+                      suffix + "_t")
+            return t
+
+        def pick(t, g, suffix):
+            s = self.shape(t)
+            if s[0] > 1:
+                one = self.tmp(node, suffix + "_s", (1,) + s[1:], self.dt(t))
+                op = self.emit(node, "slice", [t], [one], {"axis": 0, "start": g, "end": g + 1},
+                               suffix + "_s")
+                op.flags.add("free")  # proj[0], proj[1], proj[2]: views
+                t = one
+            return self.view_to(node, t, s[1:], suffix)
+
+        if a.get("in_proj_weight") is not None and kq == kk == kv:
+            qkv = heads(linear(kq, a["in_proj_weight"], a.get("in_proj_bias"), "in_proj"), 3, "qkv")
+            q, k, v = (pick(qkv, i, c) for i, c in enumerate("qkv"))
+        else:
+            q, k, v = (pick(heads(linear(x, a[c + "_w"], a[c + "_b"], c + "_proj"), 1, c), 0, c + "_h")
+                       for x, c in ((kq, "q"), (kk, "k"), (kv, "v")))
+        mask = a.get("attn_mask")
+        if mask is not None and not isinstance(mask, ITensor):
+            raise Unsupported("nn.MultiheadAttention with a %s attn_mask" % type(mask).__name__)
+        km = self.get(mask) if mask is not None else None
+        if a.get("dropout") and a.get("train"):
+            self.warnings.append("%s: attention dropout ignored" % node.name)
+        o = self.tmp(node, "attn", (B, H, L, hd), dt)
+        weights = node.outs[1] if len(node.outs) > 1 and isinstance(node.outs[1], ITensor) else None
+        if not a.get("need_weights"):
+            attrs = {"causal": True} if a.get("is_causal") and km is None else {}
+            self.emit(node, "attention", [q, k, v] + ([km] if km is not None else []), [o], attrs,
+                      "attn")
+        else:
+            qs = self.tmp(node, "q_scaled", (B, H, L, hd), dt)
+            self.emit(node, "scale", [q], [qs], {"value": float(hd) ** -0.5}, "q_scaled")
+            sc = self.tmp(node, "scores", (B, H, L, S), dt)
+            self.emit(node, "matmul", [qs, k] + ([km] if km is not None else []), [sc],
+                      {"transpose_b": True}, "scores")
+            pr = self.tmp(node, "probs", (B, H, L, S), dt)
+            self.emit(node, "softmax", [sc], [pr], {"axis": 3}, "probs")
+            self.emit(node, "matmul", [pr, v], [o], None, "pv")
+            if weights is not None:
+                if a.get("average_attn_weights", True):
+                    y = self.out(node, 1, like=[pr])
+                    self.emit(node, "reduce", [pr], [y], {"op": "mean", "axes": [1]}, "weights")
+                else:
+                    self.alias(weights, pr)
+        # [B, H, L, hd] -> [L, B, H, hd] (a copy) -> [L*B, E] -> out_proj -> [L, B, E]
+        ot = self.tmp(node, "heads_out", (L, B, H, hd), dt)
+        self.emit(node, "transpose", [o], [ot], {"perm": [2, 0, 1, 3]}, "heads_out")
+        flat = self.view_to(node, ot, (L * B, E), "flat")
+        y = linear(flat, a["out_w"], a.get("out_b"), "out_proj")
+        y3 = self.view_to(node, y, (L, B, E), "out3")
+        t_out = node.outs[0] if isinstance(node.outs, (tuple, list)) else node.outs
+        if bf:  # attn_output.transpose(1, 0): a view
+            self.emit(node, "transpose", [y3], [self.out(node, t=t_out, dtype=dt)],
+                      {"perm": [1, 0, 2], "copy": False})
+        else:
+            self.view_to(node, y3, t_out.shape, None, final_t=t_out)
+
     # index ops
     def h_embedding(self, node):
         w, idx = self.get(node.args["weight"]), self.get(node.args["indices"])
@@ -2654,6 +2782,11 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   an index idx.view(-1, 1).expand_as(src)) -> scatter_add; index_add -> index_add (a zero
   destination folds away; a live one adds an add); index_copy -> index_copy;
   scaled_dot_product_attention -> attention (is_causal -> "causal"; attn_mask its fourth input);
+  nn.MultiheadAttention -> what PyTorch 2's forward runs: linear (one packed projection when
+  query, key and value are one tensor, else three), one transpose copy to [B, heads, seq, dim],
+  attention (need_weights=False) or scale, matmul, softmax, matmul and the heads' mean
+  (need_weights=True, the default), a transpose copy back and the output linear (not:
+  key_padding_mask, add_bias_kv, add_zero_attn, unbatched inputs);
   view/reshape/flatten/unflatten/(un)squeeze -> view (a reshape that copies -> copy + view);
   transpose/permute/t -> transpose "copy": false, or "copy": true when .contiguous() or a
   copying reshape materializes it; contiguous/clone -> copy; split/chunk/narrow/select/

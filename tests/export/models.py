@@ -74,6 +74,39 @@ class BertLayerSDPA(BertLayer):
         return F.scaled_dot_product_attention(q, k, v)
 
 
+class ViTBlock(nn.Module):
+    """torchvision's ViT encoder block: nn.MultiheadAttention (batch_first, need_weights=False)
+    between two layer norms, a GELU MLP."""
+
+    def __init__(self, d=192, h=3, f=768):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d, eps=1e-6)
+        self.sa = nn.MultiheadAttention(d, h, batch_first=True)
+        self.ln2 = nn.LayerNorm(d, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(d, f), nn.GELU(), nn.Linear(f, d))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        h, _ = self.sa(h, h, h, need_weights=False)
+        x = x + h
+        return x + self.mlp(self.ln2(x))
+
+
+class MHAWeights(nn.Module):
+    """nn.MultiheadAttention's defaults (sequence-first, need_weights=True), the averaged
+    attention weights returned too; and cross attention with other key/value widths."""
+
+    def __init__(self):
+        super().__init__()
+        self.sa = nn.MultiheadAttention(128, 4)
+        self.xa = nn.MultiheadAttention(128, 4, kdim=64, vdim=32)
+
+    def forward(self, x, mem):
+        y, w = self.sa(x, x, x)
+        z, _ = self.xa(y, mem[..., :64], mem[..., 64:], need_weights=False)
+        return z, w
+
+
 class Expert(nn.Module):
     def __init__(self, d, f):
         super().__init__()

@@ -88,6 +88,37 @@ if [ "$torch_major" -ge 2 ]; then   # F.scaled_dot_product_attention: one attent
     check "predict bert (sdpa) exit status" $? 0
 fi
 
+# 3b. nn.MultiheadAttention, as PyTorch 2's forward runs it: torchvision's ViT block (batch
+# first, need_weights=False: one packed input projection, one layout copy, fused attention, the
+# heads copied back, the output projection), B = 2, S = 197; FLOPs in closed form
+B=2; S=197
+export_ok vit "$M:ViTBlock" --input x=${B}x${S}x192 --param B=x.0 --param S=x.1
+info "$tmp/vit.json" >"$tmp/vit.info" || bad "kitsune info vit"
+gemm=$((2 * B * S * 192 * 576 + 2 * B * S * 192 * 192 + 4 * B * 3 * S * S * 64 + 2 * 2 * B * S * 192 * 768))
+js "$tmp/vit.info" "w['flops_tensor'] == $gemm" \
+    "w['weight_bytes'] == 2 * (576 * 192 + 576 + 192 * 192 + 192 + 2 * 192 * 768 + 768 + 192 + 4 * 192)"
+js "$tmp/vit.json" "types['attention'] == 1 and types['linear'] == 4 and 'softmax' not in types" \
+    "sorted(attrs(o)['perm'] for o in of('transpose')) == [[1, 0, 2], [2, 0, 1, 3], [2, 0, 3, 1, 4]]" \
+    "[attrs(o).get('copy', True) for o in of('transpose') if attrs(o)['perm'] == [1, 0, 2]] == [False]" \
+    "types['slice'] == 3 and t(of('attention')[0]['outputs'][0])['shape'] == ['B', 3, 'S', 64]" \
+    "t('x')['shape'] == ['B', 'S', 192]"
+"$bin" predict --hw h200 --workload "$tmp/vit.json" --mode training >/dev/null 2>&1
+check "predict vit training exit status" $? 0
+# the defaults (sequence first, need_weights=True: scale, Q K^T, softmax, P V, the mean over the
+# heads returned) and cross attention with kdim/vdim (three projections)
+export_ok mhaw "$M:MHAWeights" --input x=64x4x128 --input mem=48x4x96
+info "$tmp/mhaw.json" >"$tmp/mhaw.info" || bad "kitsune info mhaw"
+gemm=$((2 * 256 * 128 * 384 + 2 * 2 * 4 * 4 * 64 * 64 * 32 + 2 * 256 * 128 * 128 \
+    + 2 * 256 * 128 * 128 + 2 * 192 * 64 * 128 + 2 * 192 * 32 * 128 + 4 * 4 * 4 * 64 * 48 * 32 \
+    + 2 * 256 * 128 * 128))
+js "$tmp/mhaw.info" "w['flops_tensor'] == $gemm"
+js "$tmp/mhaw.json" "types['attention'] == 1 and types['softmax'] == 1 and types['matmul'] == 2" \
+    "types['linear'] == 6 and [attrs(o) for o in of('reduce')] == [{'op': 'mean', 'axes': [1]}]" \
+    "sorted(tuple(v['shape']) for v in tensors.values() if v.get('kind') == 'output') == [(4, 64, 64), (64, 4, 128)]" \
+    "len(of('scale')) == 1 and abs(attrs(of('scale')[0])['value'] - 32 ** -0.5) < 1e-12"
+"$bin" predict --hw a100 --workload "$tmp/mhaw.json" >/dev/null 2>&1
+check "predict mha (need_weights) exit status" $? 0
+
 # 4. a top-k routed MoE FFN: router, softmax, topk, index_select per expert, one index_add
 export_ok moe "$M:MoEFFN" --input x=64x256 --param T=x.0
 js "$tmp/moe.json" "types['topk'] == 1 and types['sort'] == 1 and types['softmax'] == 1" \
