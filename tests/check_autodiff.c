@@ -493,6 +493,44 @@ START_TEST(test_no_grad_paths_and_errors)
 }
 END_TEST
 
+/* An activation's gradient (act_backward with the forward's op name) reads what ATen's backward
+ * kernel reads: relu, sigmoid and tanh their output; leaky_relu, elu, softplus, mish, hardtanh,
+ * hardsigmoid and hardswish their input (their *_backward(grad, self, ...)). */
+START_TEST(test_activation_grads)
+{
+    static const struct { const char *type; int reads_out; } A[] = {
+        {"relu", 1},     {"sigmoid", 1},  {"tanh", 1},        {"leaky_relu", 0}, {"elu", 0},
+        {"softplus", 0}, {"mish", 0},     {"hardtanh", 0},    {"hardsigmoid", 0}, {"hardswish", 0}};
+    for (size_t k = 0; k < sizeof A / sizeof A[0]; k++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"name\":\"a\",\"tensors\":{"
+                 "\"x\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+                 "\"w\":{\"shape\":[8,8],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+                 "\"h\":{\"shape\":[4,8],\"dtype\":\"bf16\"},"
+                 "\"y\":{\"shape\":[4,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+                 "\"ops\":[{\"name\":\"fc\",\"type\":\"linear\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"h\"]},"
+                 "{\"name\":\"act\",\"type\":\"%s\",\"inputs\":[\"h\"],\"outputs\":[\"y\"]}]}",
+                 A[k].type);
+        arena a = {0};
+        wl_graph f, g;
+        kt_err e;
+        err_clear(&e);
+        ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", A[k].type, e.msg);
+        int b = -1;
+        for (int i = 0; i < g.nop; i++)
+            if (g.op[i].type == OP_ACT_BWD)
+                b = i;
+        ck_assert_msg(b >= 0, "%s: no act_backward", A[k].type);
+        ck_assert_str_eq(wl_attr_str(&g.op[b], "op", "?"), A[k].type);
+        int saved = g.op[b].in[1];
+        ck_assert_msg(saved == wl_find_tensor(&g, A[k].reads_out ? "y" : "h"), "%s reads %s",
+                      A[k].type, g.t[saved].name);
+        arena_free(&a);
+    }
+}
+END_TEST
+
 /* A conv block: conv2d (x requiring a gradient, weight, bias, padding 1) -> training batchnorm
  * -> relu -> 2x2 max pooling. Backward: dgrad, wgrad and a bias reduction over (N, H, W); one
  * batchnorm_backward with the forward's attributes; the pooling backward reads the argmax
@@ -749,6 +787,7 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_accumulation);
     tcase_add_test(tc, test_structured_ops);
     tcase_add_test(tc, test_no_grad_paths_and_errors);
+    tcase_add_test(tc, test_activation_grads);
     tcase_add_test(tc, test_conv_block);
     tcase_add_test(tc, test_selections_scans_extras);
     tcase_add_test(tc, test_moe_routing);

@@ -174,6 +174,23 @@ START_TEST(test_unary)
     int y2 = T("y2", DT_FP32, TK_OUTPUT, 2, 10LL, 100LL);
     op_work e = W(OP_EXP, &x, 1, y2, NULL, 0);
     ck_assert_int_eq(e.sfu_ops, 1000); /* one transcendental per element */
+    /* the torch.nn activations beyond the basic ones: FLOPs and SFU ops per element counted
+     * from each formula (op.c): leaky_relu mul + select; elu exp, sub, mul, select; softplus
+     * exp, log, add, compare, select; mish exp, log, tanh, add, mul, select; hardtanh max, min;
+     * hardsigmoid add, max, min, mul; hardswish one mul more */
+    static const struct { op_type t; int64_t fl, sfu; } ACT[] = {
+        {OP_LEAKY_RELU, 2, 0}, {OP_ELU, 3, 1},         {OP_SOFTPLUS, 3, 2}, {OP_MISH, 3, 3},
+        {OP_HARDTANH, 2, 0},   {OP_HARDSIGMOID, 4, 0}, {OP_HARDSWISH, 5, 0}};
+    for (size_t i = 0; i < sizeof ACT / sizeof ACT[0]; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "ya%zu", i);
+        int ya = T(nm, DT_FP32, TK_OUTPUT, 2, 10LL, 100LL);
+        op_work a = W(ACT[i].t, &x, 1, ya, NULL, 0);
+        ck_assert_int_eq(a.kind, OPK_STREAM);
+        ck_assert_int_eq(a.flops_simt, 1000 * ACT[i].fl);
+        ck_assert_int_eq(a.sfu_ops, 1000 * ACT[i].sfu);
+        ck_assert_int_eq(a.in_bytes[0] + a.out_bytes, 8000);
+    }
     /* cast fp32 -> bf16: reads 4 bytes, writes 2 per element */
     int y3 = T("y3", DT_BF16, TK_OUTPUT, 2, 10LL, 100LL);
     op_work c = W(OP_CAST, &x, 1, y3, NULL, 0);

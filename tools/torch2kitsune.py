@@ -232,7 +232,7 @@ class Spec:
 
 # torch.* functions and Tensor methods: ATen-like signatures (method calls bind self first)
 _UNARY = ["relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "neg", "abs", "sqrt", "rsqrt",
-          "square", "negative"]
+          "square", "negative", "mish", "hardswish", "hardsigmoid"]
 ATEN_SPECS = {
     "linear": "input, weight, bias=None",
     "matmul": "self|input, other",
@@ -330,6 +330,10 @@ ATEN_SPECS = {
                   "cudnn_enabled=True",
     "scaled_dot_product_attention": "query, key, value, attn_mask=None, dropout_p=0.0, "
                                     "is_causal=False, *, scale=None, enable_gqa=False",
+    "leaky_relu": "self|input, negative_slope=0.01",
+    "elu": "self|input, alpha=1, scale=1, input_scale=1",
+    "softplus": "self|input, beta=1, threshold=20",
+    "hardtanh": "self|input, min_val=-1, max_val=1",
 }
 for _u in _UNARY:
     ATEN_SPECS.setdefault(_u, "self|input")
@@ -340,6 +344,14 @@ F_SPECS = {
     "relu_": ("relu", "input"),
     "gelu": ("gelu", "input, approximate='none'"),
     "silu": ("silu", "input, inplace=False"),
+    "leaky_relu": ("leaky_relu", "input, negative_slope=0.01, inplace=False"),
+    "elu": ("elu", "input, alpha=1.0, inplace=False"),
+    "softplus": ("softplus", "input, beta=1.0, threshold=20.0"),
+    "mish": ("mish", "input, inplace=False"),
+    "hardswish": ("hardswish", "input, inplace=False"),
+    "hardsigmoid": ("hardsigmoid", "input, inplace=False"),
+    "hardtanh": ("hardtanh", "input, min_val=-1.0, max_val=1.0, inplace=False"),
+    "relu6": ("hardtanh", "input, inplace=False"),
     "sigmoid": ("sigmoid", "input"),
     "tanh": ("tanh", "input"),
     "softmax": ("softmax", "input, dim=None, _stacklevel=3, dtype=None"),
@@ -966,7 +978,9 @@ class FxFrontEnd:
                       "v_b": b3[2], "out_w": out_w, "out_b": out_b})
             return "multi_head_attention", b
         for cls, op in ((nn.ReLU, "relu"), (nn.SiLU, "silu"), (nn.Sigmoid, "sigmoid"),
-                        (nn.Tanh, "tanh")):
+                        (nn.Tanh, "tanh"), (nn.LeakyReLU, "leaky_relu"), (nn.ELU, "elu"),
+                        (nn.Softplus, "softplus"), (nn.Mish, "mish"), (nn.Hardswish, "hardswish"),
+                        (nn.Hardsigmoid, "hardsigmoid"), (nn.Hardtanh, "hardtanh")):
             if isinstance(mod, cls):
                 return op, {"self": x}
         if isinstance(mod, nn.GELU):
@@ -2598,7 +2612,9 @@ class Mapper:
 
 UNARY_MAP = {"relu": "relu", "gelu": "gelu", "silu": "silu", "sigmoid": "sigmoid", "tanh": "tanh",
              "exp": "exp", "log": "log", "neg": "neg", "abs": "abs", "sqrt": "sqrt",
-             "rsqrt": "rsqrt", "square": "square"}
+             "rsqrt": "rsqrt", "square": "square", "leaky_relu": "leaky_relu", "elu": "elu",
+             "softplus": "softplus", "mish": "mish", "hardswish": "hardswish",
+             "hardsigmoid": "hardsigmoid", "hardtanh": "hardtanh"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2775,7 +2791,8 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   matmul/mm/bmm -> matmul (a [K, N] right operand -> linear, as torch.matmul folds it;
   x @ w.t() and q @ k.transpose(-2, -1) fold into "transpose_b"); baddbmm/addmm -> matmul
   (a non-zero C its third input, read in the epilogue; alpha and beta are free); relu gelu silu sigmoid tanh exp log neg abs sqrt
-  rsqrt square (x**2, x**0.5, x**-0.5) -> the same; add/sub/mul/div -> the same, tensor-scalar
+  rsqrt square (x**2, x**0.5, x**-0.5) leaky_relu elu softplus mish hardswish hardsigmoid
+  hardtanh -> the same (relu6 -> hardtanh; slopes and bounds are not costed); add/sub/mul/div -> the same, tensor-scalar
   mul/div -> scale, tensor-scalar add/sub -> add/sub with a 0-d constant input; cat/stack ->
   concat; softmax (log_softmax, warned) -> softmax; layer_norm -> layernorm; rms_norm ->
   rmsnorm; embedding -> embedding; index_select and x[idx] -> index_select; scatter_add (of

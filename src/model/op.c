@@ -229,6 +229,20 @@ static const op_info OP_TABLE[OP_COUNT] = {
                          .attrs = "imbalance_pct,", .flags = OPF_INDEX | OPF_ROUTE | OPF_TRAIN_ONLY,
                          .rowgrid = ROWGRID_PACK, .fuse = FUSE_NONE, .fuse_why = MOE_WHY,
                          .grad = GR_UNSUPPORTED},
+    /* more activations (torch.nn's; their gradients read the input, as ATen's *_backward
+     * kernels do). FLOPs and SFU ops per element from the formula:
+     * leaky_relu x >= 0 ? x : s x (mul, select); elu x > 0 ? x : a (exp(x) - 1) (exp; sub,
+     * mul, select); softplus log1p(exp(x)) below its threshold (exp, log; add, compare,
+     * select); mish x tanh(softplus(x)) (exp, log, tanh; add, mul, select); hardtanh (relu6)
+     * min(max(x, lo), hi); hardsigmoid min(max(x + 3, 0), 6) / 6 (add, max, min, mul);
+     * hardswish x hardsigmoid(x) (one mul more) */
+    [OP_LEAKY_RELU] = UNARY_ACT("leaky_relu", 2, 0, 0),
+    [OP_ELU] = UNARY_ACT("elu", 3, 1, 0),
+    [OP_SOFTPLUS] = UNARY_ACT("softplus", 3, 2, 0),
+    [OP_MISH] = UNARY_ACT("mish", 3, 3, 0),
+    [OP_HARDTANH] = UNARY_ACT("hardtanh", 2, 0, 0),
+    [OP_HARDSIGMOID] = UNARY_ACT("hardsigmoid", 4, 0, 0),
+    [OP_HARDSWISH] = UNARY_ACT("hardswish", 5, 0, 0),
 };
 #undef EW
 #undef ARITY

@@ -83,7 +83,14 @@ typedef enum op_kind {
     X(SCATTER, "scatter")                   \
     X(MOE_DISPATCH, "moe_dispatch")         \
     X(MOE_COMBINE, "moe_combine")           \
-    X(MOE_GATE_BWD, "moe_gate_backward")
+    X(MOE_GATE_BWD, "moe_gate_backward")    \
+    X(LEAKY_RELU, "leaky_relu")             \
+    X(ELU, "elu")                           \
+    X(SOFTPLUS, "softplus")                 \
+    X(MISH, "mish")                         \
+    X(HARDTANH, "hardtanh")                 \
+    X(HARDSIGMOID, "hardsigmoid")           \
+    X(HARDSWISH, "hardswish")
 
 typedef enum op_type {
 #define X(e, n) OP_##e,

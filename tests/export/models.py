@@ -107,6 +107,22 @@ class MHAWeights(nn.Module):
         return z, w
 
 
+class Activations(nn.Module):
+    """torch.nn's other activations, as modules and as functions (relu6 is a hardtanh)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.acts = nn.ModuleList([nn.LeakyReLU(0.2), nn.ELU(), nn.Softplus(), nn.Mish(),
+                                   nn.Hardswish(), nn.Hardsigmoid(), nn.Hardtanh(), nn.ReLU6()])
+
+    def forward(self, x):
+        h = self.fc(x)
+        for a in self.acts:
+            h = a(h)
+        return F.leaky_relu(h, 0.1) + F.relu6(h) + F.hardswish(h)
+
+
 class Expert(nn.Module):
     def __init__(self, d, f):
         super().__init__()

@@ -119,6 +119,13 @@ js "$tmp/mhaw.json" "types['attention'] == 1 and types['softmax'] == 1 and types
 "$bin" predict --hw a100 --workload "$tmp/mhaw.json" >/dev/null 2>&1
 check "predict mha (need_weights) exit status" $? 0
 
+# 3c. the other torch.nn activations: one kitsune op each; training derives their gradients
+export_ok acts "$M:Activations" --input x=1024x64 --param B=x.0
+js "$tmp/acts.json" "types['leaky_relu'] == 2 and types['hardtanh'] == 3 and types['hardswish'] == 2" \
+    "all(types[k] == 1 for k in ('elu', 'softplus', 'mish', 'hardsigmoid'))" "types['add'] == 2"
+"$bin" predict --hw a100 --workload "$tmp/acts.json" --mode training >/dev/null 2>&1
+check "predict activations training exit status" $? 0
+
 # 4. a top-k routed MoE FFN: router, softmax, topk, index_select per expert, one index_add
 export_ok moe "$M:MoEFFN" --input x=64x256 --param T=x.0
 js "$tmp/moe.json" "types['topk'] == 1 and types['sort'] == 1 and types['softmax'] == 1" \
