@@ -322,6 +322,7 @@ ATEN_SPECS = {
     "full": "size, fill_value, **",
     "arange": "*args, **",
     "conv2d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+    "conv1d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
     "max_pool2d": "self|input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False",
     "avg_pool2d": "self|input, kernel_size, stride=None, padding=0, ceil_mode=False, "
                   "count_include_pad=True, divisor_override=None",
@@ -362,6 +363,7 @@ F_SPECS = {
                                  "scale_grad_by_freq=False, sparse=False"),
     "dropout": ("dropout", "input, p=0.5, training=True, inplace=False"),
     "conv2d": ("conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
+    "conv1d": ("conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "batch_norm": ("batch_norm_F", "input, running_mean, running_var, weight=None, bias=None, "
                                    "training=False, momentum=0.1, eps=1e-05"),
     "max_pool2d": ("max_pool2d", "input, kernel_size, stride=None, padding=0, dilation=1, "
@@ -922,6 +924,13 @@ class FxFrontEnd:
                                 "weight": W("weight"), "eps": mod.eps}
         if isinstance(mod, nn.Embedding):
             return "embedding", {"weight": W("weight"), "indices": x}
+        if isinstance(mod, nn.Conv1d):
+            if mod.padding_mode != "zeros":
+                raise Unsupported("nn.Conv1d with padding_mode=%r (module %r)" % (mod.padding_mode, n.target))
+            return "conv1d", {"input": x, "weight": W("weight"), "bias": W("bias"),
+                              "stride": mod.stride[0], "padding": (mod.padding if isinstance(mod.padding, str)
+                                                                   else mod.padding[0]),
+                              "dilation": mod.dilation[0], "groups": mod.groups}
         if isinstance(mod, nn.Conv2d):
             if mod.padding_mode != "zeros":
                 raise Unsupported("nn.Conv2d with padding_mode=%r (module %r)" % (mod.padding_mode, n.target))
@@ -947,9 +956,6 @@ class FxFrontEnd:
         if isinstance(mod, nn.Dropout):
             return "dropout", {"input": x, "p": mod.p, "train": mod.training}
         if isinstance(mod, nn.MultiheadAttention):
-            if mod.bias_k is not None or mod.add_zero_attn:
-                raise Unsupported("nn.MultiheadAttention with add_bias_kv or add_zero_attn (module %r)"
-                                  % n.target)
             names = ("query", "key", "value", "key_padding_mask", "need_weights", "attn_mask",
                      "average_attn_weights", "is_causal")
             b = dict(zip(names, args))
@@ -957,26 +963,25 @@ class FxFrontEnd:
             for k, d in (("key_padding_mask", None), ("need_weights", True), ("attn_mask", None),
                          ("average_attn_weights", True), ("is_causal", False)):
                 b.setdefault(k, d)
-            E = mod.embed_dim
-            if mod._qkv_same_embed_dim:
-                packed = W("in_proj_weight")
-                w3 = [self._weight(ir, "%s.in_proj_weight.%s" % (n.target, c), mod.in_proj_weight[i * E:(i + 1) * E])
-                      for i, c in enumerate("qkv")]
-            else:
-                packed = None
-                w3 = [W("%s_proj_weight" % c) for c in "qkv"]
-            bias = mod.in_proj_bias
-            b3 = ([self._weight(ir, "%s.in_proj_bias.%s" % (n.target, c), bias[i * E:(i + 1) * E])
-                   for i, c in enumerate("qkv")] if bias is not None else [None] * 3)
-            out_w = self._weight(ir, "%s.out_proj.weight" % n.target, mod.out_proj.weight)
-            out_b = (self._weight(ir, "%s.out_proj.bias" % n.target, mod.out_proj.bias)
-                     if mod.out_proj.bias is not None else None)
-            b.update({"num_heads": mod.num_heads, "batch_first": bool(mod.batch_first),
-                      "dropout": mod.dropout, "train": mod.training, "in_proj_weight": packed,
-                      "in_proj_bias": W("in_proj_bias") if packed is not None else None,
-                      "q_w": w3[0], "k_w": w3[1], "v_w": w3[2], "q_b": b3[0], "k_b": b3[1],
-                      "v_b": b3[2], "out_w": out_w, "out_b": out_b})
+            b.update(self._mha_params(ir, n.target, mod))
             return "multi_head_attention", b
+        if isinstance(mod, nn.TransformerEncoderLayer):
+            b = dict(zip(("src", "src_mask", "src_key_padding_mask", "is_causal"), args))
+            b.update(kwargs)
+            b["layer"] = self._tel_params(ir, n.target, mod)
+            return "transformer_encoder_layer", b
+        if isinstance(mod, nn.TransformerEncoder):
+            b = dict(zip(("src", "mask", "src_key_padding_mask", "is_causal"), args))
+            b.update(kwargs)
+            b["layers"] = [self._tel_params(ir, "%s.layers.%d" % (n.target, i), m)
+                           for i, m in enumerate(mod.layers)]
+            nm = mod.norm
+            if nm is not None and not isinstance(nm, nn.LayerNorm):
+                raise Unsupported("nn.TransformerEncoder with a final %s (module %r)" % (type(nm).__name__, n.target))
+            b["norm_w"] = self._weight(ir, "%s.norm.weight" % n.target, nm.weight) if nm is not None and nm.weight is not None else None
+            b["norm_b"] = self._weight(ir, "%s.norm.bias" % n.target, nm.bias) if nm is not None and nm.bias is not None else None
+            b["final_norm"] = nm is not None
+            return "transformer_encoder", b
         for cls, op in ((nn.ReLU, "relu"), (nn.SiLU, "silu"), (nn.Sigmoid, "sigmoid"),
                         (nn.Tanh, "tanh"), (nn.LeakyReLU, "leaky_relu"), (nn.ELU, "elu"),
                         (nn.Softplus, "softplus"), (nn.Mish, "mish"), (nn.Hardswish, "hardswish"),
@@ -1003,6 +1008,59 @@ class FxFrontEnd:
             return "kitsune_leaf", self._leaf_args(kt, args, kwargs, params)
         raise Unsupported("nn.%s (module %r)" % (T, n.target) if type(mod).__module__.startswith("torch.nn")
                           else "%s (module %r)" % (T, n.target))
+
+    def _tel_params(self, ir, target, mod):
+        """An nn.TransformerEncoderLayer's weights and settings, for _tel."""
+        act = mod.activation
+        act_name = None
+        if isinstance(act, nn.ReLU):
+            act_name = "relu"
+        elif isinstance(act, nn.GELU):
+            act_name = "gelu"
+        elif act is F.relu:
+            act_name = "relu"
+        elif act is F.gelu:
+            act_name = "gelu"
+        if act_name is None:
+            raise Unsupported("nn.TransformerEncoderLayer with activation %r (module %r)" % (act, target))
+
+        def P(m, attr, name):
+            t = getattr(m, attr, None)
+            return self._weight(ir, "%s.%s" % (target, name), t) if t is not None else None
+        return {"mha": self._mha_params(ir, target + ".self_attn", mod.self_attn),
+                "norm_first": bool(mod.norm_first), "act": act_name,
+                "n1_w": P(mod.norm1, "weight", "norm1.weight"), "n1_b": P(mod.norm1, "bias", "norm1.bias"),
+                "n2_w": P(mod.norm2, "weight", "norm2.weight"), "n2_b": P(mod.norm2, "bias", "norm2.bias"),
+                "l1_w": P(mod.linear1, "weight", "linear1.weight"), "l1_b": P(mod.linear1, "bias", "linear1.bias"),
+                "l2_w": P(mod.linear2, "weight", "linear2.weight"), "l2_b": P(mod.linear2, "bias", "linear2.bias")}
+
+    def _mha_params(self, ir, target, mod):
+        """An nn.MultiheadAttention's weights and settings, for _mha."""
+        if mod.bias_k is not None or mod.add_zero_attn:
+            raise Unsupported("nn.MultiheadAttention with add_bias_kv or add_zero_attn (module %r)" % target)
+        E = mod.embed_dim
+
+        def W(attr, t=None):
+            t = getattr(mod, attr, None) if t is None else t
+            return self._weight(ir, "%s.%s" % (target, attr), t) if t is not None else None
+        if mod._qkv_same_embed_dim:
+            packed = W("in_proj_weight")
+            w3 = [self._weight(ir, "%s.in_proj_weight.%s" % (target, c), mod.in_proj_weight[i * E:(i + 1) * E])
+                  for i, c in enumerate("qkv")]
+        else:
+            packed = None
+            w3 = [W("%s_proj_weight" % c) for c in "qkv"]
+        bias = mod.in_proj_bias
+        b3 = ([self._weight(ir, "%s.in_proj_bias.%s" % (target, c), bias[i * E:(i + 1) * E])
+               for i, c in enumerate("qkv")] if bias is not None else [None] * 3)
+        out_b = mod.out_proj.bias
+        return {"num_heads": mod.num_heads, "batch_first": bool(mod.batch_first),
+                "dropout": mod.dropout, "train": mod.training, "in_proj_weight": packed,
+                "in_proj_bias": W("in_proj_bias") if packed is not None else None,
+                "q_w": w3[0], "k_w": w3[1], "v_w": w3[2], "q_b": b3[0], "k_b": b3[1], "v_b": b3[2],
+                "out_w": self._weight(ir, "%s.out_proj.weight" % target, mod.out_proj.weight),
+                "out_b": (self._weight(ir, "%s.out_proj.bias" % target, out_b)
+                          if out_b is not None else None)}
 
     @staticmethod
     def _leaf_args(ktype, args, kwargs, params):
@@ -2014,18 +2072,23 @@ class Mapper:
         self.emit(node, "attention", ins, [self.out(node, like=[q])], attrs)
 
     def h_multi_head_attention(self, node):
+        """nn.MultiheadAttention (see _mha)."""
+        a = node.args
+        kq, kk, kv = (self.get(a[x]) for x in ("query", "key", "value"))
+        weights = node.outs[1] if len(node.outs) > 1 and isinstance(node.outs[1], ITensor) else None
+        self._mha(node, a, kq, kk, kv, node.outs[0], weights, "")
+
+    def _mha(self, node, a, kq, kk, kv, t_out, weights, pre):
         """nn.MultiheadAttention as PyTorch 2's forward runs it: the input projections (one GEMM
         with the packed weight when query, key and value are one tensor; else one per input),
         one copy that lays the projections out as [B, heads, seq, head_dim], fused attention
         (need_weights=False) or, with need_weights=True, the unfused path that materializes the
         probabilities (scale, Q K^T, softmax, P V, and their mean over the heads), the heads
         copied back to [seq, B, E], the output projection; batch_first's result is a transposed
-        view."""
-        a = node.args
+        view. Its result goes to t_out (None: a new tensor, returned); pre prefixes the names."""
         H, bf = a["num_heads"], a["batch_first"]
         if a.get("key_padding_mask") is not None:
             raise Unsupported("nn.MultiheadAttention with key_padding_mask")
-        kq, kk, kv = (self.get(a[x]) for x in ("query", "key", "value"))
         sq, sk = self.shape(kq), self.shape(kk)
         if len(sq) != 3 or len(sk) != 3:
             raise Unsupported("nn.MultiheadAttention on unbatched (2-D) inputs")
@@ -2040,29 +2103,29 @@ class Mapper:
 
         def linear(x, w, bias, suffix):
             ins = [x, self.get(w)] + ([self.get(bias)] if bias is not None else [])
-            y = self.tmp(node, suffix, self.shape(x)[:-1] + (self.shape(ins[1])[0],), self.dt(x))
-            self.emit(node, "linear", ins, [y], {"transpose_b": True}, suffix)
+            y = self.tmp(node, pre + suffix, self.shape(x)[:-1] + (self.shape(ins[1])[0],), self.dt(x))
+            self.emit(node, "linear", ins, [y], {"transpose_b": True}, pre + suffix)
             return y
 
         def heads(y, groups, suffix):
             """[B, T, groups*E] (seq-first: [T, B, ...]) -> one copy [groups, B, H, T, hd]."""
             s = self.shape(y)
             T = s[1] if bf else s[0]
-            v = self.view_to(node, y, s[:-1] + (groups, H, hd), suffix + "_v")
-            t = self.tmp(node, suffix + "_t", (groups, B, H, T, hd), self.dt(y))
+            v = self.view_to(node, y, s[:-1] + (groups, H, hd), pre + suffix + "_v")
+            t = self.tmp(node, pre + suffix + "_t", (groups, B, H, T, hd), self.dt(y))
             self.emit(node, "transpose", [v], [t], {"perm": [2, 0, 3, 1, 4] if bf else [2, 1, 3, 0, 4]},
-                      suffix + "_t")
+                      pre + suffix + "_t")
             return t
 
         def pick(t, g, suffix):
             s = self.shape(t)
             if s[0] > 1:
-                one = self.tmp(node, suffix + "_s", (1,) + s[1:], self.dt(t))
+                one = self.tmp(node, pre + suffix + "_s", (1,) + s[1:], self.dt(t))
                 op = self.emit(node, "slice", [t], [one], {"axis": 0, "start": g, "end": g + 1},
-                               suffix + "_s")
+                               pre + suffix + "_s")
                 op.flags.add("free")  # proj[0], proj[1], proj[2]: views
                 t = one
-            return self.view_to(node, t, s[1:], suffix)
+            return self.view_to(node, t, s[1:], pre + suffix)
 
         if a.get("in_proj_weight") is not None and kq == kk == kv:
             qkv = heads(linear(kq, a["in_proj_weight"], a.get("in_proj_bias"), "in_proj"), 3, "qkv")
@@ -2076,39 +2139,103 @@ class Mapper:
         km = self.get(mask) if mask is not None else None
         if a.get("dropout") and a.get("train"):
             self.warnings.append("%s: attention dropout ignored" % node.name)
-        o = self.tmp(node, "attn", (B, H, L, hd), dt)
-        weights = node.outs[1] if len(node.outs) > 1 and isinstance(node.outs[1], ITensor) else None
+        o = self.tmp(node, pre + "attn", (B, H, L, hd), dt)
         if not a.get("need_weights"):
             attrs = {"causal": True} if a.get("is_causal") and km is None else {}
             self.emit(node, "attention", [q, k, v] + ([km] if km is not None else []), [o], attrs,
-                      "attn")
+                      pre + "attn")
         else:
-            qs = self.tmp(node, "q_scaled", (B, H, L, hd), dt)
-            self.emit(node, "scale", [q], [qs], {"value": float(hd) ** -0.5}, "q_scaled")
-            sc = self.tmp(node, "scores", (B, H, L, S), dt)
+            qs = self.tmp(node, pre + "q_scaled", (B, H, L, hd), dt)
+            self.emit(node, "scale", [q], [qs], {"value": float(hd) ** -0.5}, pre + "q_scaled")
+            sc = self.tmp(node, pre + "scores", (B, H, L, S), dt)
             self.emit(node, "matmul", [qs, k] + ([km] if km is not None else []), [sc],
-                      {"transpose_b": True}, "scores")
-            pr = self.tmp(node, "probs", (B, H, L, S), dt)
-            self.emit(node, "softmax", [sc], [pr], {"axis": 3}, "probs")
-            self.emit(node, "matmul", [pr, v], [o], None, "pv")
+                      {"transpose_b": True}, pre + "scores")
+            pr = self.tmp(node, pre + "probs", (B, H, L, S), dt)
+            self.emit(node, "softmax", [sc], [pr], {"axis": 3}, pre + "probs")
+            self.emit(node, "matmul", [pr, v], [o], None, pre + "pv")
             if weights is not None:
                 if a.get("average_attn_weights", True):
                     y = self.out(node, 1, like=[pr])
-                    self.emit(node, "reduce", [pr], [y], {"op": "mean", "axes": [1]}, "weights")
+                    self.emit(node, "reduce", [pr], [y], {"op": "mean", "axes": [1]}, pre + "weights")
                 else:
                     self.alias(weights, pr)
         # [B, H, L, hd] -> [L, B, H, hd] (a copy) -> [L*B, E] -> out_proj -> [L, B, E]
-        ot = self.tmp(node, "heads_out", (L, B, H, hd), dt)
-        self.emit(node, "transpose", [o], [ot], {"perm": [2, 0, 1, 3]}, "heads_out")
-        flat = self.view_to(node, ot, (L * B, E), "flat")
+        ot = self.tmp(node, pre + "heads_out", (L, B, H, hd), dt)
+        self.emit(node, "transpose", [o], [ot], {"perm": [2, 0, 1, 3]}, pre + "heads_out")
+        flat = self.view_to(node, ot, (L * B, E), pre + "flat")
         y = linear(flat, a["out_w"], a.get("out_b"), "out_proj")
-        y3 = self.view_to(node, y, (L, B, E), "out3")
-        t_out = node.outs[0] if isinstance(node.outs, (tuple, list)) else node.outs
+        y3 = self.view_to(node, y, (L, B, E), pre + "out3")
         if bf:  # attn_output.transpose(1, 0): a view
-            self.emit(node, "transpose", [y3], [self.out(node, t=t_out, dtype=dt)],
-                      {"perm": [1, 0, 2], "copy": False})
-        else:
-            self.view_to(node, y3, t_out.shape, None, final_t=t_out)
+            r = (self.out(node, t=t_out, dtype=dt) if t_out is not None
+                 else self.tmp(node, pre + "out", (B, L, E), dt))
+            self.emit(node, "transpose", [y3], [r], {"perm": [1, 0, 2], "copy": False},
+                      None if t_out is not None else pre + "out")
+            return r
+        if t_out is not None:
+            return self.view_to(node, y3, t_out.shape, None, final_t=t_out)
+        return y3
+
+    def h_transformer_encoder_layer(self, node):
+        a = node.args
+        y = self._tel(node, a["layer"], self.get(a["src"]), a.get("src_mask"),
+                      a.get("src_key_padding_mask"), a.get("is_causal", False), "")
+        self.alias(node.outs[0], y)
+
+    def h_transformer_encoder(self, node):
+        """nn.TransformerEncoder: its layers in turn (_tel), then its final layer norm."""
+        a = node.args
+        x = self.get(a["src"])
+        for i, layer in enumerate(a["layers"]):
+            x = self._tel(node, layer, x, a.get("mask"), a.get("src_key_padding_mask"),
+                          a.get("is_causal", False), "l%d_" % i)
+        if a.get("final_norm"):
+            ins = [x] + [self.get(a[k]) for k in ("norm_w", "norm_b") if a.get(k) is not None]
+            y = self.tmp(node, "norm", self.shape(x), self.dt(x))
+            self.emit(node, "layernorm", ins, [y], None, "norm")
+            x = y
+        self.alias(node.outs[0], x)
+
+    def _tel(self, node, a, x, mask, kpm, causal, pre):
+        """nn.TransformerEncoderLayer's standard path: self-attention (_mha), the residual add,
+        layer norm, linear, activation, linear, add, layer norm (norm_first: each norm before
+        its block). Dropout is the identity in eval mode. PyTorch's inference fast path
+        (torch._transformer_encoder_layer_fwd, taken without gradients when its conditions
+        hold) fuses more; this is the path training and most inference take."""
+        dt = self.dt(x)
+        shape = self.shape(x)
+
+        def norm(t, which, suffix):
+            ins = [t] + [self.get(a[which + k]) for k in ("_w", "_b") if a.get(which + k) is not None]
+            y = self.tmp(node, pre + suffix, shape, dt)
+            self.emit(node, "layernorm", ins, [y], None, pre + suffix)
+            return y
+
+        def add(p, q, suffix):
+            y = self.tmp(node, pre + suffix, shape, dt)
+            self.emit(node, "add", [p, q], [y], None, pre + suffix)
+            return y
+
+        def lin(t, w, b, suffix):
+            kw = self.get(w)
+            y = self.tmp(node, pre + suffix, self.shape(t)[:-1] + (self.shape(kw)[0],), dt)
+            self.emit(node, "linear", [t, kw] + ([self.get(b)] if b is not None else []), [y],
+                      {"transpose_b": True}, pre + suffix)
+            return y
+
+        def ff(t):
+            h = lin(t, a["l1_w"], a.get("l1_b"), "ff1")
+            g = self.tmp(node, pre + "ff_act", self.shape(h), dt)
+            self.emit(node, a["act"], [h], [g], None, pre + "ff_act")
+            return lin(g, a["l2_w"], a.get("l2_b"), "ff2")
+
+        mha = dict(a["mha"], attn_mask=mask, key_padding_mask=kpm, need_weights=False,
+                   is_causal=causal)
+        if a["norm_first"]:
+            h = norm(x, "n1", "norm1")
+            x = add(x, self._mha(node, mha, h, h, h, None, None, pre + "sa_"), "res1")
+            return add(x, ff(norm(x, "n2", "norm2")), "res2")
+        x = norm(add(x, self._mha(node, mha, x, x, x, None, None, pre + "sa_"), "res1"), "n1", "norm1")
+        return norm(add(x, ff(x), "res2"), "n2", "norm2")
 
     # index ops
     def h_embedding(self, node):
@@ -2502,11 +2629,45 @@ class Mapper:
                  "dilation": dil, "groups": int(node.args.get("groups", 1)), "layout": "nchw"}
         self.emit(node, "conv2d", ins, [self.out(node, like=[x])], attrs)
 
+    def h_conv1d(self, node):
+        """A 1-D convolution as cuDNN runs it: a 2-D one over a height-1 image ([N, C, L] ->
+        [N, C, 1, L], the weight [Cout, C/g, K] -> [Cout, C/g, 1, K]: free views)."""
+        x, w = self.X(node, "input"), self.get(node.args["weight"])
+        sx, sw = self.shape(x), self.shape(w)
+        if len(sx) != 3:
+            raise Unsupported("conv1d on a %d-D input (batched [N, C, L] only)" % len(sx))
+        k = sw[2]
+        dil = int(_pair(node.args.get("dilation", 1))[0])
+        pad = node.args.get("padding", 0)
+        if isinstance(pad, str):
+            if pad == "valid":
+                pad = 0
+            elif pad == "same":
+                pad = dil * (k - 1) // 2
+            else:
+                raise Unsupported("conv1d padding %r" % pad)
+        pad = int(_pair(pad)[0])
+        x4 = self.view_to(node, x, (sx[0], sx[1], 1, sx[2]), "x4d")
+        w4 = self.view_to(node, w, (sw[0], sw[1], 1, k), "w4d")
+        ins = [x4, w4]
+        if node.args.get("bias") is not None:
+            ins.append(self.get(node.args["bias"]))
+        t_out = node.outs[0]
+        y4 = self.tmp(node, "y4d", (t_out.shape[0], t_out.shape[1], 1, t_out.shape[2]), self.dt(x))
+        self.emit(node, "conv2d", ins, [y4],
+                  {"stride": [1, int(_pair(node.args.get("stride", 1))[0])], "padding": [0, pad],
+                   "dilation": [1, dil], "groups": int(node.args.get("groups", 1)), "layout": "nchw"})
+        self.view_to(node, y4, t_out.shape, None, final_t=t_out)
+
     def h_convolution(self, node):
         if node.args.get("transposed"):
             raise Unsupported("transposed convolution")
-        if len(node.args["input"].shape) != 4:
-            raise Unsupported("convolution on a %d-D input (only 2-D convolutions)" % len(node.args["input"].shape))
+        n = len(node.args["input"].shape)
+        if n == 3:
+            self.h_conv1d(node)
+            return
+        if n != 4:
+            raise Unsupported("convolution on a %d-D input (1-D and 2-D convolutions only)" % n)
         self.h_conv2d(node)
 
     def h_batch_norm(self, node):
@@ -2803,7 +2964,10 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   query, key and value are one tensor, else three), one transpose copy to [B, heads, seq, dim],
   attention (need_weights=False) or scale, matmul, softmax, matmul and the heads' mean
   (need_weights=True, the default), a transpose copy back and the output linear (not:
-  key_padding_mask, add_bias_kv, add_zero_attn, unbatched inputs);
+  key_padding_mask, add_bias_kv, add_zero_attn, unbatched inputs); nn.TransformerEncoderLayer
+  and nn.TransformerEncoder -> their standard path: that attention, residual adds, layer norms
+  (before or after each block), linear, relu or gelu, linear (the fx front end: torch.export
+  decomposes these modules into ATen calls itself);
   view/reshape/flatten/unflatten/(un)squeeze -> view (a reshape that copies -> copy + view);
   transpose/permute/t -> transpose "copy": false, or "copy": true when .contiguous() or a
   copying reshape materializes it; contiguous/clone -> copy; split/chunk/narrow/select/
@@ -2812,7 +2976,8 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   elementwise op reads it); sum/mean/amax/max(dim) -> reduce; to/float/half/bfloat16/type_as
   -> cast (or nothing when the dtype does not change); zeros/ones/full/arange -> fill;
   dropout: nothing in eval mode; conv2d (x, w [O, C/groups, KH, KW], bias; stride, padding,
-  dilation, groups, layout "nchw"), batch_norm -> batchnorm (x, gamma, beta; training, axis
+  dilation, groups, layout "nchw"), conv1d -> conv2d over a height-1 image (free views of x, w
+  and the output, as cuDNN runs it), batch_norm -> batchnorm (x, gamma, beta; training, axis
   1), max/avg_pool2d -> pool2d (op, kernel, stride, padding; adaptive_avg_pool2d to 1x1 ->
   reduce mean over [2, 3]), topk (k, axis; values and int64 indices), argmax (axis),
   sort/argsort -> sort (axis; values and int64 indices), cumsum (axis), dropout in train mode

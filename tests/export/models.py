@@ -107,6 +107,31 @@ class MHAWeights(nn.Module):
         return z, w
 
 
+class Encoder(nn.Module):
+    """nn.TransformerEncoder: two pre-norm layers (GELU) with a final norm, sequence first."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(128, 4, 512, activation="gelu", norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(128))
+
+    def forward(self, x):
+        return self.enc(x)
+
+
+class TCN(nn.Module):
+    """1-D convolutions (a dilated temporal block): conv1d, batchnorm, relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(32, 64, 3, padding=1)
+        self.bn = nn.BatchNorm1d(64)
+        self.c2 = nn.Conv1d(64, 64, 3, padding=2, dilation=2, bias=False)
+
+    def forward(self, x):
+        return self.c2(F.relu(self.bn(self.c1(x))))
+
+
 class Activations(nn.Module):
     """torch.nn's other activations, as modules and as functions (relu6 is a hardtanh)."""
 

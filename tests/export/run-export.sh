@@ -119,6 +119,25 @@ js "$tmp/mhaw.json" "types['attention'] == 1 and types['softmax'] == 1 and types
 "$bin" predict --hw a100 --workload "$tmp/mhaw.json" >/dev/null 2>&1
 check "predict mha (need_weights) exit status" $? 0
 
+# 3d. nn.TransformerEncoder (two pre-norm layers and a final norm, sequence first, L = 64, B = 4):
+# per layer the attention's projections and core and the FFN, in closed form
+export_ok enc "$M:Encoder" --input x=64x4x128
+info "$tmp/enc.json" >"$tmp/enc.info" || bad "kitsune info enc"
+gemm=$((2 * (2 * 256 * 128 * 384 + 4 * 4 * 4 * 64 * 64 * 32 + 2 * 256 * 128 * 128 + 2 * 2 * 256 * 128 * 512)))
+js "$tmp/enc.info" "w['flops_tensor'] == $gemm"
+js "$tmp/enc.json" "types['attention'] == 2 and types['linear'] == 8 and types['gelu'] == 2" \
+    "types['layernorm'] == 5 and types['add'] == 4"
+"$bin" predict --hw h200 --workload "$tmp/enc.json" --mode training >/dev/null 2>&1
+check "predict encoder training exit status" $? 0
+# 1-D convolutions as cuDNN runs them: 2-D ones over a height-1 image
+export_ok tcn "$M:TCN" --input x=8x32x1000 --param B=x.0
+info "$tmp/tcn.json" >"$tmp/tcn.info" || bad "kitsune info tcn"
+js "$tmp/tcn.info" "w['flops_tensor'] == $((2 * 8 * 64 * 1000 * 32 * 3 + 2 * 8 * 64 * 1000 * 64 * 3))"
+js "$tmp/tcn.json" "types['conv2d'] == 2 and [attrs(o)['dilation'] for o in of('conv2d')] == [[1, 1], [1, 2]]" \
+    "[attrs(o)['padding'] for o in of('conv2d')] == [[0, 1], [0, 2]]"
+"$bin" predict --hw a100 --workload "$tmp/tcn.json" --mode training >/dev/null 2>&1
+check "predict tcn training exit status" $? 0
+
 # 3c. the other torch.nn activations: one kitsune op each; training derives their gradients
 export_ok acts "$M:Activations" --input x=1024x64 --param B=x.0
 js "$tmp/acts.json" "types['leaky_relu'] == 2 and types['hardtanh'] == 3 and types['hardswish'] == 2" \
