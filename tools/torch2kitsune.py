@@ -323,6 +323,7 @@ ATEN_SPECS = {
     "arange": "*args, **",
     "conv2d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
     "conv1d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
+    "group_norm": "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
     "max_pool2d": "self|input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False",
     "avg_pool2d": "self|input, kernel_size, stride=None, padding=0, ceil_mode=False, "
                   "count_include_pad=True, divisor_override=None",
@@ -364,6 +365,7 @@ F_SPECS = {
     "dropout": ("dropout", "input, p=0.5, training=True, inplace=False"),
     "conv2d": ("conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "conv1d": ("conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
+    "group_norm": ("group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05"),
     "batch_norm": ("batch_norm_F", "input, running_mean, running_var, weight=None, bias=None, "
                                    "training=False, momentum=0.1, eps=1e-05"),
     "max_pool2d": ("max_pool2d", "input, kernel_size, stride=None, padding=0, dilation=1, "
@@ -924,6 +926,13 @@ class FxFrontEnd:
                                 "weight": W("weight"), "eps": mod.eps}
         if isinstance(mod, nn.Embedding):
             return "embedding", {"weight": W("weight"), "indices": x}
+        if isinstance(mod, nn.GroupNorm):
+            return "group_norm", {"input": x, "num_groups": mod.num_groups,
+                                  "weight": W("weight"), "bias": W("bias")}
+        if isinstance(mod, (nn.InstanceNorm1d, nn.InstanceNorm2d)):
+            if mod.track_running_stats and not mod.training:
+                raise Unsupported("nn.%s with running statistics in eval mode (module %r)" % (T, n.target))
+            return "group_norm", {"input": x, "num_groups": -1, "weight": W("weight"), "bias": W("bias")}
         if isinstance(mod, nn.Conv1d):
             if mod.padding_mode != "zeros":
                 raise Unsupported("nn.Conv1d with padding_mode=%r (module %r)" % (mod.padding_mode, n.target))
@@ -2043,6 +2052,35 @@ class Mapper:
             ins.append(self.get(b))
         self.emit(node, "layernorm", ins, [self.out(node, like=[x])])
 
+    def h_group_norm(self, node):
+        """group_norm (and instance norm: a group per channel, num_groups -1) as ATen computes
+        it: statistics and normalization over each group's C/G x spatial elements (a layer norm
+        over a [N, G, C/G x spatial] view), then the per-channel scale and shift (a batchnorm
+        with running statistics: one elementwise kernel)."""
+        x = self.X(node, "input")
+        s = self.shape(x)
+        if len(s) < 2:
+            raise Unsupported("group_norm on a %d-D input" % len(s))
+        G = node.args["num_groups"]
+        G = s[1] if G == -1 else int(G)
+        if s[1] % G:
+            raise Unsupported("group_norm: %d channels in %d groups" % (s[1], G))
+        K = s[1] // G
+        for d in s[2:]:
+            K *= d
+        v = self.view_to(node, x, (s[0], G, K), "grouped")
+        n = self.tmp(node, "norm", (s[0], G, K), self.dt(x))
+        self.emit(node, "layernorm", [v], [n], None, "norm")
+        w, b = node.args.get("weight"), node.args.get("bias")
+        if w is None and b is None:
+            self.view_to(node, n, node.outs[0].shape, None, final_t=node.outs[0])
+            return
+        if w is None:
+            raise Unsupported("group_norm with a bias but no weight")
+        back = self.view_to(node, n, s, "ungrouped")
+        ins = [back, self.get(w)] + ([self.get(b)] if b is not None else [])
+        self.emit(node, "batchnorm", ins, [self.out(node, like=[x])], {"training": 0, "axis": 1})
+
     def h_rms_norm(self, node):
         x = self.X(node, "input")
         ns = node.args.get("normalized_shape")
@@ -2978,7 +3016,9 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   dropout: nothing in eval mode; conv2d (x, w [O, C/groups, KH, KW], bias; stride, padding,
   dilation, groups, layout "nchw"), conv1d -> conv2d over a height-1 image (free views of x, w
   and the output, as cuDNN runs it), batch_norm -> batchnorm (x, gamma, beta; training, axis
-  1), max/avg_pool2d -> pool2d (op, kernel, stride, padding; adaptive_avg_pool2d to 1x1 ->
+  1), group_norm/nn.GroupNorm/nn.InstanceNorm -> layernorm over a [N, groups, rest] view
+  (costed as ATen's layer norm kernel over rows that long) and, with an affine, batchnorm
+  (training 0: the per-channel scale and shift), max/avg_pool2d -> pool2d (op, kernel, stride, padding; adaptive_avg_pool2d to 1x1 ->
   reduce mean over [2, 3]), topk (k, axis; values and int64 indices), argmax (axis),
   sort/argsort -> sort (axis; values and int64 indices), cumsum (axis), dropout in train mode
   (p_permille; output and a bool mask).

@@ -132,6 +132,21 @@ class TCN(nn.Module):
         return self.c2(F.relu(self.bn(self.c1(x))))
 
 
+class GroupNormBlock(nn.Module):
+    """A diffusion-UNet style block: conv, GroupNorm, SiLU; an instance norm and a functional
+    group norm without affine."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(32, 64, 3, padding=1)
+        self.gn = nn.GroupNorm(8, 64)
+        self.inorm = nn.InstanceNorm2d(64)
+
+    def forward(self, x):
+        h = F.silu(self.gn(self.c(x)))
+        return self.inorm(h) + F.group_norm(h, 4)
+
+
 class Activations(nn.Module):
     """torch.nn's other activations, as modules and as functions (relu6 is a hardtanh)."""
 

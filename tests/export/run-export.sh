@@ -138,6 +138,15 @@ js "$tmp/tcn.json" "types['conv2d'] == 2 and [attrs(o)['dilation'] for o in of('
 "$bin" predict --hw a100 --workload "$tmp/tcn.json" --mode training >/dev/null 2>&1
 check "predict tcn training exit status" $? 0
 
+# group and instance norms: a layer norm over each group's channels x pixels (a [N, G, rest]
+# view), then the affine as a per-channel scale and shift (batchnorm with running statistics)
+export_ok gn "$M:GroupNormBlock" --input x=2x32x64x64 --param B=x.0
+js "$tmp/gn.json" "types['layernorm'] == 3 and types['batchnorm'] == 1" \
+    "[attrs(o) for o in of('batchnorm')] == [{'training': 0, 'axis': 1}]" \
+    "sorted(t(o['outputs'][0])['shape'][1:] for o in of('layernorm')) == [[4, 65536], [8, 32768], [64, 4096]]"
+"$bin" predict --hw a100 --workload "$tmp/gn.json" --mode training >/dev/null 2>&1
+check "predict group norm training exit status" $? 0
+
 # 3c. the other torch.nn activations: one kitsune op each; training derives their gradients
 export_ok acts "$M:Activations" --input x=1024x64 --param B=x.0
 js "$tmp/acts.json" "types['leaky_relu'] == 2 and types['hardtanh'] == 3 and types['hardswish'] == 2" \
