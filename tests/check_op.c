@@ -178,7 +178,7 @@ START_TEST(test_unary)
      * from each formula (op.c): leaky_relu mul + select; elu exp, sub, mul, select; softplus
      * exp, log, add, compare, select; mish exp, log, tanh, add, mul, select; hardtanh max, min;
      * hardsigmoid add, max, min, mul; hardswish one mul more */
-    static const struct { op_type t; int64_t fl, sfu; } ACT[] = {
+    static const struct { int t; int64_t fl, sfu; } ACT[] = {
         {OP_LEAKY_RELU, 2, 0}, {OP_ELU, 3, 1},         {OP_SOFTPLUS, 3, 2}, {OP_MISH, 3, 3},
         {OP_HARDTANH, 2, 0},   {OP_HARDSIGMOID, 4, 0}, {OP_HARDSWISH, 5, 0}};
     for (size_t i = 0; i < sizeof ACT / sizeof ACT[0]; i++) {
