@@ -531,6 +531,41 @@ START_TEST(test_activation_grads)
 }
 END_TEST
 
+/* A transposed convolution (conv2d_dgrad as a forward op, x requiring a gradient): its input
+ * gradient is the convolution it inverts, conv2d(dy, w), and its weight gradient
+ * conv2d_wgrad(x, dy), each with the forward's attributes and the forward's tensor FLOPs
+ * (2 N C_in H W C_out K^2 = 2 x 2 x 16 x 4 x 4 x 8 x 9 = 73,728: x [2, 16, 4, 4] up to y [2, 8, 8, 8],
+ * 3x3, stride 2). */
+START_TEST(test_conv_transpose)
+{
+    const char *json =
+        "{\"name\":\"ct\",\"tensors\":{"
+        "\"x\":{\"shape\":[2,16,4,4],\"dtype\":\"bf16\",\"kind\":\"input\",\"requires_grad\":true},"
+        "\"w\":{\"shape\":[16,8,3,3],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"y\":{\"shape\":[2,8,8,8],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"up\",\"type\":\"conv2d_dgrad\",\"inputs\":[\"x\",\"w\"],\"outputs\":[\"y\"],"
+        "\"attrs\":{\"stride\":2,\"padding\":1}}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_NONE, &a, &f, &g, &e) == 0, "%s: %s", e.path, e.msg);
+    int dx = find_op(&g, "up.grad_x"), dw = find_op(&g, "up.grad_w");
+    ck_assert_int_ge(dx, 0);
+    ck_assert_int_ge(dw, 0);
+    ck_assert_int_eq(g.op[dx].type, OP_CONV2D);
+    ck_assert_int_eq(g.op[dw].type, OP_CONV2D_WGRAD);
+    int x = wl_find_tensor(&g, "x"), w = wl_find_tensor(&g, "w");
+    ck_assert_int_eq(g.op[dx].in[1], w);
+    ck_assert_int_eq(g.op[dw].in[0], x);
+    ck_assert_int_eq(wl_attr_int(&g.op[dx], "stride", 0), 2);
+    ck_assert_int_eq(op_flops_tensor(&g, find_op(&g, "up")), 73728);
+    ck_assert_int_eq(op_flops_tensor(&g, dx), 73728);
+    ck_assert_int_eq(op_flops_tensor(&g, dw), 73728);
+    arena_free(&a);
+}
+END_TEST
+
 /* A conv block: conv2d (x requiring a gradient, weight, bias, padding 1) -> training batchnorm
  * -> relu -> 2x2 max pooling. Backward: dgrad, wgrad and a bias reduction over (N, H, W); one
  * batchnorm_backward with the forward's attributes; the pooling backward reads the argmax
@@ -788,6 +823,7 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_structured_ops);
     tcase_add_test(tc, test_no_grad_paths_and_errors);
     tcase_add_test(tc, test_activation_grads);
+    tcase_add_test(tc, test_conv_transpose);
     tcase_add_test(tc, test_conv_block);
     tcase_add_test(tc, test_selections_scans_extras);
     tcase_add_test(tc, test_moe_routing);

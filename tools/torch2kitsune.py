@@ -366,6 +366,8 @@ F_SPECS = {
     "conv2d": ("conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "conv1d": ("conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "group_norm": ("group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05"),
+    "conv_transpose2d": ("conv_transpose2d", "input, weight, bias=None, stride=1, padding=0, "
+                                             "output_padding=0, groups=1, dilation=1"),
     "batch_norm": ("batch_norm_F", "input, running_mean, running_var, weight=None, bias=None, "
                                    "training=False, momentum=0.1, eps=1e-05"),
     "max_pool2d": ("max_pool2d", "input, kernel_size, stride=None, padding=0, dilation=1, "
@@ -933,6 +935,13 @@ class FxFrontEnd:
             if mod.track_running_stats and not mod.training:
                 raise Unsupported("nn.%s with running statistics in eval mode (module %r)" % (T, n.target))
             return "group_norm", {"input": x, "num_groups": -1, "weight": W("weight"), "bias": W("bias")}
+        if isinstance(mod, nn.ConvTranspose2d):
+            if mod.padding_mode != "zeros":
+                raise Unsupported("nn.ConvTranspose2d with padding_mode=%r (module %r)" % (mod.padding_mode, n.target))
+            return "conv_transpose2d", {"input": x, "weight": W("weight"), "bias": W("bias"),
+                                        "stride": list(mod.stride), "padding": list(mod.padding),
+                                        "output_padding": list(mod.output_padding),
+                                        "groups": mod.groups, "dilation": list(mod.dilation)}
         if isinstance(mod, nn.Conv1d):
             if mod.padding_mode != "zeros":
                 raise Unsupported("nn.Conv1d with padding_mode=%r (module %r)" % (mod.padding_mode, n.target))
@@ -2697,9 +2706,34 @@ class Mapper:
                    "dilation": [1, dil], "groups": int(node.args.get("groups", 1)), "layout": "nchw"})
         self.view_to(node, y4, t_out.shape, None, final_t=t_out)
 
+    def h_conv_transpose2d(self, node):
+        """A transposed convolution as cuDNN runs it: the data gradient of the convolution it
+        inverts (conv2d_dgrad: x plays the output gradient, the [C_in, C_out/groups, KH, KW]
+        weight the forward weight), then the bias added by its own kernel (PyTorch adds it
+        after cuDNN's call). Training derives its gradients (docs/training.md)."""
+        x, w = self.X(node, "input"), self.get(node.args["weight"])
+        if len(self.shape(x)) != 4:
+            raise Unsupported("conv_transpose2d on a %d-D input ([N, C, H, W] only)" % len(self.shape(x)))
+        attrs = {"stride": _pair(node.args.get("stride", 1)), "padding": _pair(node.args.get("padding", 0)),
+                 "dilation": _pair(node.args.get("dilation", 1)), "groups": int(node.args.get("groups", 1)),
+                 "layout": "nchw"}
+        b = node.args.get("bias")
+        if b is None:
+            self.emit(node, "conv2d_dgrad", [x, w], [self.out(node, like=[x])], attrs)
+            return
+        t_out = node.outs[0]
+        y = self.tmp(node, "conv", t_out.shape, self.dt(x))
+        self.emit(node, "conv2d_dgrad", [x, w], [y], attrs, "conv")
+        kb = self.get(b)
+        bv = self.view_to(node, kb, (self.shape(kb)[0], 1, 1), "bias3d")
+        self.emit(node, "add", [y, bv], [self.out(node, like=[x])])
+
     def h_convolution(self, node):
         if node.args.get("transposed"):
-            raise Unsupported("transposed convolution")
+            if len(node.args["input"].shape) != 4:
+                raise Unsupported("transposed convolution on a %d-D input" % len(node.args["input"].shape))
+            self.h_conv_transpose2d(node)
+            return
         n = len(node.args["input"].shape)
         if n == 3:
             self.h_conv1d(node)
@@ -3015,7 +3049,8 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   -> cast (or nothing when the dtype does not change); zeros/ones/full/arange -> fill;
   dropout: nothing in eval mode; conv2d (x, w [O, C/groups, KH, KW], bias; stride, padding,
   dilation, groups, layout "nchw"), conv1d -> conv2d over a height-1 image (free views of x, w
-  and the output, as cuDNN runs it), batch_norm -> batchnorm (x, gamma, beta; training, axis
+  and the output, as cuDNN runs it), conv_transpose2d/nn.ConvTranspose2d -> conv2d_dgrad (the
+  data gradient of the convolution it inverts) and an add of the bias, batch_norm -> batchnorm (x, gamma, beta; training, axis
   1), group_norm/nn.GroupNorm/nn.InstanceNorm -> layernorm over a [N, groups, rest] view
   (costed as ATen's layer norm kernel over rows that long) and, with an affine, batchnorm
   (training 0: the per-channel scale and shift), max/avg_pool2d -> pool2d (op, kernel, stride, padding; adaptive_avg_pool2d to 1x1 ->

@@ -674,6 +674,26 @@ static int rule_conv(ad_ctx *c, const wl_op *o, int dy)
     return 0;
 }
 
+/* A transposed convolution y = conv2d_dgrad(x, w) (x in the place of an output gradient): it is
+ * linear in x and w, its adjoint in x is the convolution it inverts, dx = conv2d(dy, w), and in
+ * w the weight gradient of that convolution with x as its output gradient and dy as its input,
+ * dw = conv2d_wgrad(x, dy); both with the forward's attributes. */
+static int rule_conv_t(ad_ctx *c, const wl_op *o, int dy)
+{
+    int x = o->in[0], w = o->in[1];
+    if (c->rg[x]) {
+        int in[2] = {dy, w};
+        if (accumulate(c, x, op1_like(c, "grad_x", OP_CONV2D, in, 2, x, o->attr, o->nattr)))
+            return -1;
+    }
+    if (c->rg[w]) {
+        int in[2] = {x, dy};
+        if (accumulate(c, w, op1_like(c, "grad_w", OP_CONV2D_WGRAD, in, 2, w, o->attr, o->nattr)))
+            return -1;
+    }
+    return 0;
+}
+
 /* batchnorm: one batchnorm_backward(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] with the forward's
  * attributes (ATen's batch_norm_backward: a per-channel reduction, then the elementwise dx). */
 static int rule_batchnorm(ad_ctx *c, const wl_op *o, int dy)
@@ -818,6 +838,8 @@ static int backward_op(ad_ctx *c, const wl_op *o, int dy)
     }
     case GR_CONV:
         return rule_conv(c, o, dy);
+    case GR_CONV_T:
+        return rule_conv_t(c, o, dy);
     case GR_BATCHNORM:
         return rule_batchnorm(c, o, dy);
     case GR_POOL:

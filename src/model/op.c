@@ -168,9 +168,9 @@ static const op_info OP_TABLE[OP_COUNT] = {
      * leads a GEMM group. */
     [OP_CONV2D] = {.name = "conv2d", .kclass = KC_GEMM, .kind = OPK_GEMM, ARITY(2, 3), .attrs = CONV_ATTRS,
                    .flags = OPF_TENSOR | OPF_CONV, .fuse = FUSE_GEMM, .grad = GR_CONV},
+    /* also a forward op: a transposed convolution (cuDNN runs it as this data gradient) */
     [OP_CONV2D_DGRAD] = {.name = "conv2d_dgrad", .kclass = KC_GEMM, .kind = OPK_GEMM, ARITY(2, 2), .attrs = CONV_ATTRS,
-                         .flags = OPF_TENSOR | OPF_CONV | OPF_TRAIN_ONLY, .fuse = FUSE_GEMM,
-                         .grad = GR_UNSUPPORTED},
+                         .flags = OPF_TENSOR | OPF_CONV, .fuse = FUSE_GEMM, .grad = GR_CONV_T},
     [OP_CONV2D_WGRAD] = {.name = "conv2d_wgrad", .kclass = KC_GEMM, .kind = OPK_GEMM, ARITY(2, 2), .attrs = CONV_ATTRS,
                          .flags = OPF_TENSOR | OPF_CONV | OPF_TRAIN_ONLY, .fuse = FUSE_GEMM,
                          .grad = GR_UNSUPPORTED},

@@ -155,6 +155,8 @@ typedef enum op_grad {
     GR_REDUCE,      /* expand dy back (max: masked with the saved input) */
     GR_EXPAND,      /* sum dy down to the input's shape */
     GR_CONV,        /* dx = conv2d_dgrad(dy, w), dw = conv2d_wgrad(dy, x), db = sum of dy */
+    GR_CONV_T,      /* a transposed convolution y = conv2d_dgrad(x, w): dx = conv2d(dy, w),
+                       dw = conv2d_wgrad(x, dy) */
     GR_BATCHNORM,   /* batchnorm_backward(dy, x, [gamma]) -> dx, [dgamma, dbeta] */
     GR_POOL,        /* pool2d_backward(dy, [saved argmax indices]) -> dx */
     GR_SELECT,      /* topk/sort: dy scattered into zeros of x's shape at the saved indices */

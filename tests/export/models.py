@@ -147,6 +147,18 @@ class GroupNormBlock(nn.Module):
         return self.inorm(h) + F.group_norm(h, 4)
 
 
+class Decoder(nn.Module):
+    """A GAN/UNet decoder: transposed convolutions (one with output_padding, one without bias)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(64, 32, 4, stride=2, padding=1)
+        self.up2 = nn.ConvTranspose2d(32, 16, 3, stride=2, padding=1, output_padding=1, bias=False)
+
+    def forward(self, x):
+        return self.up2(F.relu(self.up(x)))
+
+
 class Activations(nn.Module):
     """torch.nn's other activations, as modules and as functions (relu6 is a hardtanh)."""
 

@@ -147,6 +147,20 @@ js "$tmp/gn.json" "types['layernorm'] == 3 and types['batchnorm'] == 1" \
 "$bin" predict --hw a100 --workload "$tmp/gn.json" --mode training >/dev/null 2>&1
 check "predict group norm training exit status" $? 0
 
+# transposed convolutions: the data gradient of the convolution each inverts, the bias added
+# after it; FLOPs 2 N C_in H W C_out KH KW each; in training each weight's gradient and the
+# second one's input gradient once more (the input needs none): 2 F1 + 3 F2
+export_ok dec "$M:Decoder" --input x=2x64x16x16 --param B=x.0
+info "$tmp/dec.json" >"$tmp/dec.info" || bad "kitsune info dec"
+js "$tmp/dec.info" "w['flops_tensor'] == $((2 * 2 * 64 * 16 * 16 * 32 * 16 + 2 * 2 * 32 * 32 * 32 * 16 * 9))"
+js "$tmp/dec.json" "types['conv2d_dgrad'] == 2 and types['add'] == 1" \
+    "t(of('conv2d_dgrad')[1]['outputs'][0])['shape'] == ['B', 16, 64, 64]"
+"$bin" predict --hw a100 --workload "$tmp/dec.json" >/dev/null 2>&1
+check "predict decoder exit status" $? 0
+"$bin" info --workload "$tmp/dec.json" --mode training --format json >"$tmp/dect.info" ||
+    bad "kitsune info dec training"
+js "$tmp/dect.info" "w['flops_tensor'] == $((2 * (2 * 2 * 64 * 16 * 16 * 32 * 16) + 3 * (2 * 2 * 32 * 32 * 32 * 16 * 9)))"
+
 # 3c. the other torch.nn activations: one kitsune op each; training derives their gradients
 export_ok acts "$M:Activations" --input x=1024x64 --param B=x.0
 js "$tmp/acts.json" "types['leaky_relu'] == 2 and types['hardtanh'] == 3 and types['hardswish'] == 2" \
