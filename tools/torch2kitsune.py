@@ -324,6 +324,8 @@ ATEN_SPECS = {
     "conv2d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
     "conv1d": "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1",
     "group_norm": "input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True",
+    "upsample_nearest2d": "self|input, output_size=None, scales_h=None, scales_w=None",
+    "upsample_bilinear2d": "self|input, output_size=None, align_corners=False, scales_h=None, scales_w=None",
     "max_pool2d": "self|input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False",
     "avg_pool2d": "self|input, kernel_size, stride=None, padding=0, ceil_mode=False, "
                   "count_include_pad=True, divisor_override=None",
@@ -366,6 +368,8 @@ F_SPECS = {
     "conv2d": ("conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "conv1d": ("conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1"),
     "group_norm": ("group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05"),
+    "interpolate": ("interpolate", "input, size=None, scale_factor=None, mode='nearest', "
+                                   "align_corners=None, recompute_scale_factor=None, antialias=False"),
     "conv_transpose2d": ("conv_transpose2d", "input, weight, bias=None, stride=1, padding=0, "
                                              "output_padding=0, groups=1, dilation=1"),
     "batch_norm": ("batch_norm_F", "input, running_mean, running_var, weight=None, bias=None, "
@@ -928,6 +932,9 @@ class FxFrontEnd:
                                 "weight": W("weight"), "eps": mod.eps}
         if isinstance(mod, nn.Embedding):
             return "embedding", {"weight": W("weight"), "indices": x}
+        if isinstance(mod, nn.Upsample):
+            return "interpolate", {"input": x, "size": mod.size, "scale_factor": mod.scale_factor,
+                                   "mode": mod.mode}
         if isinstance(mod, nn.GroupNorm):
             return "group_norm", {"input": x, "num_groups": mod.num_groups,
                                   "weight": W("weight"), "bias": W("bias")}
@@ -2706,6 +2713,37 @@ class Mapper:
                    "dilation": [1, dil], "groups": int(node.args.get("groups", 1)), "layout": "nchw"})
         self.view_to(node, y4, t_out.shape, None, final_t=t_out)
 
+    def h_interpolate(self, node):
+        """Upsampling by integer factors as nearest-neighbour upsampling is computed: every input
+        element written factor_h x factor_w times (a view [N, C, H, 1, W, 1], a materialized
+        expand to [N, C, H, fh, W, fw], a view to the output; its gradient sums each block
+        back). Other modes (bilinear, bicubic) move the same bytes; their few FLOPs per output
+        element are not costed (warned)."""
+        x = self.X(node, "input")
+        s, t = self.shape(x), tuple(node.outs[0].shape)
+        if len(s) not in (3, 4) or len(t) != len(s) or t[:2] != s[:2]:
+            raise Unsupported("interpolate from %s to %s" % (list(s), list(t)))
+        f = [t[i] // s[i] for i in range(2, len(s))]
+        if any(t[i] % s[i] or t[i] < s[i] for i in range(2, len(s))):
+            raise Unsupported("interpolate by a non-integer factor or downsampling (%s to %s)" % (list(s), list(t)))
+        mode = node.args.get("mode", "nearest")
+        if mode not in ("nearest", "nearest-exact"):
+            self.warnings.append("%s: %s interpolation costed as nearest (the same bytes; its "
+                                 "arithmetic is not costed)" % (node.name, mode))
+        split = s[:2]
+        for i in range(2, len(s)):
+            split += (s[i], 1)
+        wide = s[:2]
+        for i, fi in enumerate(f):
+            wide += (s[2 + i], fi)
+        v = self.view_to(node, x, split, "split")
+        e = self.tmp(node, "rep", wide, self.dt(x))
+        self.emit(node, "expand", [v], [e], None, "rep")
+        self.view_to(node, e, t, None, final_t=node.outs[0])
+
+    h_upsample_nearest2d = h_interpolate
+    h_upsample_bilinear2d = h_interpolate
+
     def h_conv_transpose2d(self, node):
         """A transposed convolution as cuDNN runs it: the data gradient of the convolution it
         inverts (conv2d_dgrad: x plays the output gradient, the [C_in, C_out/groups, KH, KW]
@@ -3051,7 +3089,9 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   dilation, groups, layout "nchw"), conv1d -> conv2d over a height-1 image (free views of x, w
   and the output, as cuDNN runs it), conv_transpose2d/nn.ConvTranspose2d -> conv2d_dgrad (the
   data gradient of the convolution it inverts) and an add of the bias, batch_norm -> batchnorm (x, gamma, beta; training, axis
-  1), group_norm/nn.GroupNorm/nn.InstanceNorm -> layernorm over a [N, groups, rest] view
+  1), interpolate/nn.Upsample/upsample_* by integer factors -> expand (each element written
+  fh x fw times, as nearest upsampling; other modes warned: same bytes, arithmetic not costed)
+  between views, group_norm/nn.GroupNorm/nn.InstanceNorm -> layernorm over a [N, groups, rest] view
   (costed as ATen's layer norm kernel over rows that long) and, with an affine, batchnorm
   (training 0: the per-channel scale and shift), max/avg_pool2d -> pool2d (op, kernel, stride, padding; adaptive_avg_pool2d to 1x1 ->
   reduce mean over [2, 3]), topk (k, axis; values and int64 indices), argmax (axis),

@@ -159,6 +159,18 @@ class Decoder(nn.Module):
         return self.up2(F.relu(self.up(x)))
 
 
+class UpNet(nn.Module):
+    """Upsampling: nn.Upsample (nearest) and F.interpolate (bilinear) by 2."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.c = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        return F.interpolate(self.c(self.up(x)), scale_factor=2, mode="bilinear", align_corners=False)
+
+
 class Activations(nn.Module):
     """torch.nn's other activations, as modules and as functions (relu6 is a hardtanh)."""
 

@@ -161,6 +161,14 @@ check "predict decoder exit status" $? 0
     bad "kitsune info dec training"
 js "$tmp/dect.info" "w['flops_tensor'] == $((2 * (2 * 2 * 64 * 16 * 16 * 32 * 16) + 3 * (2 * 2 * 32 * 32 * 32 * 16 * 9)))"
 
+# upsampling by 2: each element written 2 x 2 times (an expand between views; bilinear warned)
+export_ok up "$M:UpNet" --input x=2x16x32x32 --param B=x.0
+js "$tmp/up.json" "types['expand'] == 2 and types['conv2d'] == 1" \
+    "[t(o['outputs'][0])['shape'] for o in of('expand')] == [['B', 16, 32, 2, 32, 2], ['B', 16, 64, 2, 64, 2]]"
+grep -q 'bilinear interpolation costed as nearest' "$tmp/up.err" && ok || bad "upsample: no bilinear warning"
+"$bin" predict --hw a100 --workload "$tmp/up.json" --mode training >/dev/null 2>&1
+check "predict upsample training exit status" $? 0
+
 # 3c. the other torch.nn activations: one kitsune op each; training derives their gradients
 export_ok acts "$M:Activations" --input x=1024x64 --param B=x.0
 js "$tmp/acts.json" "types['leaky_relu'] == 2 and types['hardtanh'] == 3 and types['hardswish'] == 2" \
