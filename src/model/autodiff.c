@@ -647,23 +647,33 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
     return 0;
 }
 
+/* The gradients of a convolution-like op o of inputs x, w with o's attributes: dx = dx_type(dy,
+ * w); dw = conv2d_wgrad(wg_dy, wg_x) (the weight gradient of the convolution, given what plays
+ * its output gradient and its input). */
+static int conv_grads(ad_ctx *c, const wl_op *o, int dy, int dx_type, int wg_dy, int wg_x)
+{
+    int x = o->in[0], w = o->in[1];
+    if (c->rg[x]) {
+        int in[2] = {dy, w};
+        if (accumulate(c, x, op1_like(c, "grad_x", dx_type, in, 2, x, o->attr, o->nattr)))
+            return -1;
+    }
+    if (c->rg[w]) {
+        int in[2] = {wg_dy, wg_x};
+        if (accumulate(c, w, op1_like(c, "grad_w", OP_CONV2D_WGRAD, in, 2, w, o->attr, o->nattr)))
+            return -1;
+    }
+    return 0;
+}
+
 /* conv2d (cuDNN's backward, as PyTorch's convolution_backward launches it): dx = conv2d_dgrad(dy,
  * w) (an implicit GEMM over the input pixels: a transposed convolution), dw = conv2d_wgrad(dy, x)
  * (an implicit GEMM reducing over every output pixel), db = dy summed over the batch and spatial
  * axes (one `reduce`); dgrad and wgrad take the forward's attributes. x is saved for wgrad. */
 static int rule_conv(ad_ctx *c, const wl_op *o, int dy)
 {
-    int x = o->in[0], w = o->in[1];
-    if (c->rg[x]) {
-        int in[2] = {dy, w};
-        if (accumulate(c, x, op1_like(c, "grad_x", OP_CONV2D_DGRAD, in, 2, x, o->attr, o->nattr)))
-            return -1;
-    }
-    if (c->rg[w]) {
-        int in[2] = {dy, x};
-        if (accumulate(c, w, op1_like(c, "grad_w", OP_CONV2D_WGRAD, in, 2, w, o->attr, o->nattr)))
-            return -1;
-    }
+    if (conv_grads(c, o, dy, OP_CONV2D_DGRAD, dy, o->in[0]))
+        return -1;
     if (o->nin == 3 && c->rg[o->in[2]]) {
         int nhwc = !strcmp(wl_attr_str(o, "layout", "nchw"), "nhwc");
         int64_t axes[3] = {0, nhwc ? 1 : 2, nhwc ? 2 : 3};
@@ -680,18 +690,7 @@ static int rule_conv(ad_ctx *c, const wl_op *o, int dy)
  * dw = conv2d_wgrad(x, dy); both with the forward's attributes. */
 static int rule_conv_t(ad_ctx *c, const wl_op *o, int dy)
 {
-    int x = o->in[0], w = o->in[1];
-    if (c->rg[x]) {
-        int in[2] = {dy, w};
-        if (accumulate(c, x, op1_like(c, "grad_x", OP_CONV2D, in, 2, x, o->attr, o->nattr)))
-            return -1;
-    }
-    if (c->rg[w]) {
-        int in[2] = {x, dy};
-        if (accumulate(c, w, op1_like(c, "grad_w", OP_CONV2D_WGRAD, in, 2, w, o->attr, o->nattr)))
-            return -1;
-    }
-    return 0;
+    return conv_grads(c, o, dy, OP_CONV2D, o->in[0], dy);
 }
 
 /* batchnorm: one batchnorm_backward(dy, x, [gamma]) -> dx, [dgamma, [dbeta]] with the forward's
