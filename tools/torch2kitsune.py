@@ -1068,21 +1068,28 @@ class FxFrontEnd:
         def W(attr, t=None):
             t = getattr(mod, attr, None) if t is None else t
             return self._weight(ir, "%s.%s" % (target, attr), t) if t is not None else None
+        # slices of the packed weight and bias: q, k, v, and k and v together (one GEMM when
+        # key is value, as _in_projection_packed does)
+        rows = {"q": (0, E), "k": (E, 2 * E), "v": (2 * E, 3 * E), "kv": (E, 3 * E)}
+
+        def part(attr, c):
+            t = getattr(mod, attr)
+            lo, hi = rows[c]
+            return self._weight(ir, "%s.%s.%s" % (target, attr, c), t[lo:hi]) if t is not None else None
         if mod._qkv_same_embed_dim:
             packed = W("in_proj_weight")
-            w3 = [self._weight(ir, "%s.in_proj_weight.%s" % (target, c), mod.in_proj_weight[i * E:(i + 1) * E])
-                  for i, c in enumerate("qkv")]
+            w3 = [part("in_proj_weight", c) for c in "qkv"]
+            kv_w, kv_b = part("in_proj_weight", "kv"), part("in_proj_bias", "kv")
         else:
-            packed = None
+            packed = kv_w = kv_b = None
             w3 = [W("%s_proj_weight" % c) for c in "qkv"]
-        bias = mod.in_proj_bias
-        b3 = ([self._weight(ir, "%s.in_proj_bias.%s" % (target, c), bias[i * E:(i + 1) * E])
-               for i, c in enumerate("qkv")] if bias is not None else [None] * 3)
+        b3 = [part("in_proj_bias", c) for c in "qkv"]
         out_b = mod.out_proj.bias
         return {"num_heads": mod.num_heads, "batch_first": bool(mod.batch_first),
                 "dropout": mod.dropout, "train": mod.training, "in_proj_weight": packed,
                 "in_proj_bias": W("in_proj_bias") if packed is not None else None,
                 "q_w": w3[0], "k_w": w3[1], "v_w": w3[2], "q_b": b3[0], "k_b": b3[1], "v_b": b3[2],
+                "kv_w": kv_w, "kv_b": kv_b,
                 "out_w": self._weight(ir, "%s.out_proj.weight" % target, mod.out_proj.weight),
                 "out_b": (self._weight(ir, "%s.out_proj.bias" % target, out_b)
                           if out_b is not None else None)}
@@ -2134,7 +2141,8 @@ class Mapper:
 
     def _mha(self, node, a, kq, kk, kv, t_out, weights, pre):
         """nn.MultiheadAttention as PyTorch 2's forward runs it: the input projections (one GEMM
-        with the packed weight when query, key and value are one tensor; else one per input),
+        with the packed weight when query, key and value are one tensor, one for q and one for
+        k and v together when key is value; else one per input),
         one copy that lays the projections out as [B, heads, seq, head_dim], fused attention
         (need_weights=False) or, with need_weights=True, the unfused path that materializes the
         probabilities (scale, Q K^T, softmax, P V, and their mean over the heads), the heads
@@ -2184,6 +2192,10 @@ class Mapper:
         if a.get("in_proj_weight") is not None and kq == kk == kv:
             qkv = heads(linear(kq, a["in_proj_weight"], a.get("in_proj_bias"), "in_proj"), 3, "qkv")
             q, k, v = (pick(qkv, i, c) for i, c in enumerate("qkv"))
+        elif a.get("kv_w") is not None and kk == kv:
+            q = pick(heads(linear(kq, a["q_w"], a["q_b"], "q_proj"), 1, "q"), 0, "q_h")
+            kvh = heads(linear(kk, a["kv_w"], a["kv_b"], "kv_proj"), 2, "kv")
+            k, v = pick(kvh, 0, "k"), pick(kvh, 1, "v")
         else:
             q, k, v = (pick(heads(linear(x, a[c + "_w"], a[c + "_b"], c + "_proj"), 1, c), 0, c + "_h")
                        for x, c in ((kq, "q"), (kk, "k"), (kv, "v")))
@@ -3071,7 +3083,7 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   destination folds away; a live one adds an add); index_copy -> index_copy;
   scaled_dot_product_attention -> attention (is_causal -> "causal"; attn_mask its fourth input);
   nn.MultiheadAttention -> what PyTorch 2's forward runs: linear (one packed projection when
-  query, key and value are one tensor, else three), one transpose copy to [B, heads, seq, dim],
+  query, key and value are one tensor, two when key is value, else three), one transpose copy to [B, heads, seq, dim],
   attention (need_weights=False) or scale, matmul, softmax, matmul and the heads' mean
   (need_weights=True, the default), a transpose copy back and the output linear (not:
   key_padding_mask, add_bias_kv, add_zero_attn, unbatched inputs); nn.TransformerEncoderLayer

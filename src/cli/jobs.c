@@ -43,6 +43,17 @@ static void fail(jobs *j, long long at, const kt_err *e)
     }
 }
 
+/* The outcome of item i (rc: its function's return): its output stored, or the failure noted. */
+static void finish(jobs *j, long long i, int rc, char *out, const kt_err *e)
+{
+    if (rc)
+        fail(j, i, e);
+    else {
+        j->slot[i] = out;
+        j->done[i] = 1;
+    }
+}
+
 static void *worker(void *arg)
 {
     jobs *j = arg;
@@ -73,12 +84,7 @@ static void *worker(void *arg)
             char *out = NULL;
             int rc = j->s.fn(j->s.ctx, state, j->s.items[i], &out, &e);
             pthread_mutex_lock(&j->mu);
-            if (rc)
-                fail(j, i, &e);
-            else {
-                j->slot[i] = out;
-                j->done[i] = 1;
-            }
+            finish(j, i, rc, out, &e);
             pthread_cond_broadcast(&j->cv);
             /* the caller may still wait for this take's later items unless a failure came
              * before them */
@@ -104,12 +110,8 @@ static void step(jobs *j)
         return;
     }
     char *out = NULL;
-    if (j->s.fn(j->s.ctx, j->state, j->s.items[i], &out, &e))
-        fail(j, i, &e);
-    else {
-        j->slot[i] = out;
-        j->done[i] = 1;
-    }
+    int rc = j->s.fn(j->s.ctx, j->state, j->s.items[i], &out, &e);
+    finish(j, i, rc, out, &e);
 }
 
 jobs *jobs_start(const jobs_spec *s, kt_err *e)

@@ -932,10 +932,10 @@ static int hw_at(const sw_ctx *x, int h, int a, int i, hw_gpu *out, kt_err *e)
         return err_set(e, KT_EINTERNAL, NULL, NULL, "out of memory");
     int rc = 0;
     for (int k = 0; k < x->nvary && !rc; k++) {
-        const sw_vary *y = &x->vary[k];
-        if (y->axis == a)
-            rc = jsonx_set_number(t, y->name, y->mult[i] ? y->v[i] * y->hw_base[h] : y->v[i], 0,
-                                  x->hw[h].file, e);
+        double v;
+        if (x->vary[k].axis == a) /* hw fields only (a parameter's axis is never tested) */
+            rc = vary_value(x, h, NULL, k, i, &v, e) ||
+                 jsonx_set_number(t, x->vary[k].name, v, 0, x->hw[h].file, e);
     }
     rc = rc || hw_from_json(t, x->hw[h].file, out, e);
     cJSON_Delete(t);

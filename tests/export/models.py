@@ -187,6 +187,18 @@ class Activations(nn.Module):
         return F.leaky_relu(h, 0.1) + F.relu6(h) + F.hardswish(h)
 
 
+class CrossKV(nn.Module):
+    """Cross attention over one memory tensor (key is value): PyTorch projects q, then k and v
+    with one GEMM of the packed weight's last two thirds."""
+
+    def __init__(self):
+        super().__init__()
+        self.xa = nn.MultiheadAttention(128, 4, batch_first=True)
+
+    def forward(self, x, mem):
+        return self.xa(x, mem, mem, need_weights=False)[0]
+
+
 class Expert(nn.Module):
     def __init__(self, d, f):
         super().__init__()

@@ -118,6 +118,13 @@ js "$tmp/mhaw.json" "types['attention'] == 1 and types['softmax'] == 1 and types
     "len(of('scale')) == 1 and abs(attrs(of('scale')[0])['value'] - 32 ** -0.5) < 1e-12"
 "$bin" predict --hw a100 --workload "$tmp/mhaw.json" >/dev/null 2>&1
 check "predict mha (need_weights) exit status" $? 0
+# key is value: q's projection, then k and v in one GEMM ([E, 2E] of the packed weight) and one
+# layout copy of both; the packed weight's bytes once (4 x 128 x 128 x 2 B, biases 4 x 128)
+export_ok xkv "$M:CrossKV" --input x=2x32x128 --input mem=2x48x128
+info "$tmp/xkv.json" >"$tmp/xkv.info" || bad "kitsune info xkv"
+js "$tmp/xkv.info" "w['flops_tensor'] == $((2 * 64 * 128 * 128 + 2 * 96 * 128 * 256 + 4 * 2 * 4 * 32 * 48 * 32 + 2 * 64 * 128 * 128))"
+js "$tmp/xkv.json" "types['linear'] == 3 and types['attention'] == 1" \
+    "sorted(t(o['outputs'][0])['shape'][0] for o in of('transpose') if attrs(o).get('copy', True)) == [1, 2, 32]"
 
 # 3d. nn.TransformerEncoder (two pre-norm layers and a final norm, sequence first, L = 64, B = 4):
 # per layer the attention's projections and core and the FFN, in closed form
