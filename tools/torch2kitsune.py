@@ -3083,8 +3083,8 @@ MAPPING (ATen call -> kitsune op type; docs/formats.md)
   destination folds away; a live one adds an add); index_copy -> index_copy;
   scaled_dot_product_attention -> attention (is_causal -> "causal"; attn_mask its fourth input);
   nn.MultiheadAttention -> what PyTorch 2's forward runs: linear (one packed projection when
-  query, key and value are one tensor, two when key is value, else three), one transpose copy to [B, heads, seq, dim],
-  attention (need_weights=False) or scale, matmul, softmax, matmul and the heads' mean
+  query, key and value are one tensor, two when key is value, else three), one transpose copy
+  to [B, heads, seq, dim], attention (need_weights=False) or scale, matmul, softmax, matmul and the heads' mean
   (need_weights=True, the default), a transpose copy back and the output linear (not:
   key_padding_mask, add_bias_kv, add_zero_attn, unbatched inputs); nn.TransformerEncoderLayer
   and nn.TransformerEncoder -> their standard path: that attention, residual adds, layer norms
