@@ -409,20 +409,54 @@ START_TEST(test_row_instructions)
 }
 END_TEST
 
-/* ATen column reduction (sum over dim 0 of [R, C] bf16) on the H200: grid 1 x min(R/64, 2112)
- * of 128-thread CTAs (132 SMs x 2048 threads / 128), and the last CTA sums grid.y partials four
- * at a time: ceil(2112 / 4) = 528 serial steps of kernels.col_reduce_partial_ns. */
+/* ATen column reduction (sum over dim 0 of [R, C] bf16) on the H200. The grids and blocks are
+ * those the PyTorch profiler recorded on the H200 (hw/calibrate/apps short_probe.py and micro
+ * 'reduce'; validation/apps/h200-short-probe.csv, h200-micro-holdout.csv): the model must launch
+ * the same kernel. With a global reduction the last CTA sums grid.y partials block.y at a time,
+ * after a memset (two kernels). */
 START_TEST(test_col_reduce)
 {
     hw_gpu g = load_hw("h200");
+    static const struct {
+        int64_t R, C, gx, gy, threads;
+    } seen[] = {
+        {256, 64, 1, 1, 128},      {256, 4096, 32, 1, 128},   {1024, 64, 1, 1, 128},
+        {1024, 128, 1, 16, 128},   {4096, 64, 1, 32, 128},    {4096, 1024, 8, 64, 128},
+        {16384, 4096, 32, 66, 128}, {65536, 512, 4, 528, 128}, {65536, 1024, 8, 264, 128},
+        {262144, 64, 1, 2048, 128}, {262144, 128, 1, 2112, 128}, {262144, 256, 2, 1056, 128},
+        {262144, 3, 2, 64, 512},    {327660, 512, 4, 528, 128},
+    };
+    for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
+        op_work w;
+        memset(&w, 0, sizeof w);
+        w.kind = OPK_ROW;
+        w.type = OP_REDUCE;
+        w.cdt = DT_BF16;
+        w.col_reduce = 1;
+        w.rows = seen[i].C;     /* outputs */
+        w.row_len = seen[i].R;  /* reduced rows */
+        w.elems = seen[i].R * seen[i].C;
+        w.nin = 1;
+        w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
+        w.out_bytes = seen[i].C * 2;
+        w.flops_simt = w.elems;
+        cost_tiling t;
+        cost_tile(&g, &w, g.sm_count, &t);
+        ck_assert_msg(t.tiles == seen[i].gx * seen[i].gy && t.threads_per_cta == seen[i].threads,
+                      "R=%lld C=%lld: %lld CTAs of %d threads", (long long)seen[i].R,
+                      (long long)seen[i].C, (long long)t.tiles, t.threads_per_cta);
+        ck_assert_int_eq(t.kernels, seen[i].gy > 1 ? 2 : 0);
+    }
+    /* R = 262144, C = 128: 2112 CTAs of 32 x 4 threads; each thread sums ceil(65536 / 2112) = 32
+     * rows, 4 loads in flight: 8 round trips; the last CTA sums 2112 partials 4 at a time */
     op_work w;
     memset(&w, 0, sizeof w);
     w.kind = OPK_ROW;
     w.type = OP_REDUCE;
     w.cdt = DT_BF16;
     w.col_reduce = 1;
-    w.rows = 128;        /* outputs C */
-    w.row_len = 262144;  /* reduced rows R */
+    w.rows = 128;
+    w.row_len = 262144;
     w.elems = 128 * 262144;
     w.nin = 1;
     w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
@@ -430,19 +464,81 @@ START_TEST(test_col_reduce)
     w.flops_simt = w.elems;
     cost_tiling t;
     cost_tile(&g, &w, g.sm_count, &t);
-    ck_assert_int_eq(t.tiles, 2112);
-    ck_assert_double_eq_tol(t.tail_s, 528 * g.col_reduce_partial_ns * 1e-9, 1e-15);
+    ck_assert_int_eq(t.chain_rounds, 8);
+    ck_assert_double_eq_tol(t.tail_s, (g.col_reduce_fixed_ns + 528 * g.col_reduce_partial_ns) * 1e-9,
+                            1e-15);
     cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
     cost_result r;
     cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0], w.out_bytes, &r);
     ck_assert_double_eq_tol(r.tail_s, t.tail_s, 1e-15);
     ck_assert(r.time_s >= r.tail_s + (double)w.in_bytes[0] / (4800e9 * g.dram_frac));
-    /* few rows: one CTA row, no partials */
+    /* 256 rows, 64 outputs: one CTA of 16 x 8 threads, 32 rows a thread (8 round trips to DRAM),
+     * no partials: the chain sets the body */
+    w.rows = 64;
+    w.row_len = 256;
+    w.elems = 64 * 256;
+    w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
+    w.out_bytes = 128;
+    w.flops_simt = w.elems;
+    cost_tile(&g, &w, g.sm_count, &t);
+    ck_assert_int_eq(t.tiles, 1);
+    ck_assert_int_eq(t.chain_rounds, 8);
+    ck_assert_double_eq_tol(t.tail_s, g.col_reduce_fixed_ns * 1e-9, 1e-15);
+    cost_eval(&g, &w, g.sm_count, &c, w.in_bytes[0], w.out_bytes, &r);
+    ck_assert_int_eq(r.bound, BOUND_LATENCY);
+    ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + 8 * g.dram_latency_ns * 1e-9 + r.tail_s,
+                            1e-15);
+    /* few rows (32 < 16 x 4 and < 256): the block's rows take their own outputs */
+    w.rows = 128;
     w.row_len = 32;
     w.elems = w.in_bytes[0] = 128 * 32 * 2;
     cost_tile(&g, &w, g.sm_count, &t);
     ck_assert_int_eq(t.tiles, 1);
-    ck_assert_double_eq(t.tail_s, 0);
+    ck_assert_int_eq(t.chain_rounds, 8);
+}
+END_TEST
+
+/* A one-wave norm (rms_norm over 16 rows of 4096 on the H200): each CTA's 8 thread-iterations
+ * wait for 16 DRAM round trips and 8 x 47.03 dependent instructions at 4 clocks; that, not the
+ * bytes, sets the body. The H200 took 7.2 us (validation/apps/h200-short-probe.csv). Over many
+ * waves the bytes set it again. */
+START_TEST(test_norm_chain_wave)
+{
+    hw_gpu g = load_hw("h200");
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_ROW;
+    w.type = OP_RMSNORM;
+    w.cdt = DT_BF16;
+    w.rows = 16;
+    w.row_len = 4096;
+    w.elems = 16 * 4096;
+    w.nin = 2;
+    w.in_bytes[0] = w.elems * 2;
+    w.in_bytes[1] = 4096 * 2;
+    w.in_l2_bytes = w.in_bytes[0] + w.in_bytes[1];
+    w.out_bytes = w.elems * 2;
+    w.chain_rounds = 16;
+    w.chain_inst = 8 * 47.03;
+    cost_ctx c = {.clock_MHz = g.clock_MHz, .graph_launch = 1};
+    cost_result r;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_l2_bytes, w.out_bytes, &r);
+    double chain = 16 * g.dram_latency_ns * 1e-9 + 8 * 47.03 * 4 / (g.clock_MHz * 1e6);
+    ck_assert_int_eq(r.waves, 1);
+    ck_assert_int_eq(r.bound, BOUND_LATENCY);
+    ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + chain, 1e-15);
+    /* the same rows read from L2: its round trips */
+    cost_eval(&g, &w, g.sm_count, &c, 0, w.out_bytes, &r);
+    chain = 16 * g.l2_latency_ns * 1e-9 + 8 * 47.03 * 4 / (g.clock_MHz * 1e6);
+    ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + chain, 1e-15);
+    /* 65536 rows: 32 waves of 2112 CTAs would take 32 chains, less than DRAM needs */
+    w.rows = 65536 * 16;
+    w.elems = w.rows * 4096;
+    w.in_bytes[0] = w.elems * 2;
+    w.in_l2_bytes = w.in_bytes[0] + w.in_bytes[1];
+    w.out_bytes = w.elems * 2;
+    cost_eval(&g, &w, g.sm_count, &c, w.in_l2_bytes, w.out_bytes, &r);
+    ck_assert_int_eq(r.bound, BOUND_DRAM);
 }
 END_TEST
 
@@ -948,6 +1044,7 @@ static Suite *cost_suite(void)
     tcase_add_test(e, test_rates_and_free);
     tcase_add_test(e, test_bounds);
     tcase_add_test(e, test_col_reduce);
+    tcase_add_test(e, test_norm_chain_wave);
     tcase_add_test(e, test_gemm_align1);
     tcase_add_test(e, test_gemm_epilogue_and_fixed);
     tcase_add_test(e, test_unaligned_copy);

@@ -338,6 +338,29 @@ START_TEST(test_norm_instructions)
 }
 END_TEST
 
+/* The norm kernel's serial chain: a (32, 4) block of 4-element vectors walks a D-element row in
+ * ceil(D / 512) iterations a thread, two dependent round trips each (the statistics' load, then
+ * x and the weights for the output) and the per-warp-iteration instructions (rmsnorm 47.03);
+ * ATen's layer_norm_kernel.cu, vec_size 4. */
+START_TEST(test_norm_chain)
+{
+    static const struct {
+        long long d, iters;
+    } M[] = {{64, 1}, {512, 1}, {513, 2}, {4096, 8}, {8192, 16}};
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
+        char nx[16], ng[16], ny[16];
+        snprintf(nx, sizeof nx, "cx%zu", i);
+        snprintf(ng, sizeof ng, "cg%zu", i);
+        snprintf(ny, sizeof ny, "cy%zu", i);
+        int in[2] = {T(nx, DT_BF16, TK_INPUT, 2, 16LL, M[i].d), T(ng, DT_BF16, TK_WEIGHT, 1, M[i].d)};
+        int y = T(ny, DT_BF16, TK_OUTPUT, 2, 16LL, M[i].d);
+        op_work w = W(OP_RMSNORM, in, 2, y, NULL, 0);
+        ck_assert_int_eq(w.chain_rounds, 2 * M[i].iters);
+        ck_assert_double_eq_tol(w.chain_inst, 47.03 * (double)M[i].iters, 1e-9);
+    }
+}
+END_TEST
+
 /* Brute-force count of kept scores of causal attention, bottom-right aligned: query i of S sees
  * keys 0 .. L-S+i. */
 static int64_t kept_brute(int64_t s, int64_t l)
@@ -1180,6 +1203,7 @@ static Suite *op_suite(void)
     tcase_add_test(t, test_reduce);
     tcase_add_test(t, test_softmax_norms);
     tcase_add_test(t, test_norm_instructions);
+    tcase_add_test(t, test_norm_chain);
     tcase_add_test(t, test_strided_elementwise);
     tcase_add_test(t, test_attention);
     tcase_add_test(t, test_embedding_distinct_rows);

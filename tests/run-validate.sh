@@ -16,6 +16,8 @@
 #   (11.4% when it landed);
 # - validation/apps/h200-bmm-probe.csv, DLRM's interaction GEMMs over K, N and the batch (9.4%
 #   when it landed);
+# - validation/apps/h200-short-probe.csv, ATen's column sums and norms at few rows (8.9% when it
+#   landed, held-out rows 9.7%);
 # - validation/pipeline/runs.csv, the real spatial pipelines (hw/calibrate/pipeline) against
 #   kitsune map with their stages, allocations and tiles imposed on hw/h200-ktpipe.json: every
 #   run's time (p90 |error| <= 15%, Spearman >= 0.8 per allocation sweep: the goals), by
@@ -111,6 +113,17 @@ check "norm-probe time MAPE %" "${mape:-999}" 12.5
 out=$("$bin" validate validation/apps/h200-bmm-probe.csv --hw h200 2>&1) || true
 mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\1/p')
 check "bmm-probe time MAPE %" "${mape:-999}" 10.5
+
+# ATen's column sums and one-wave norms at few rows (hw/calibrate/apps/short_probe.py, CUPTI
+# kernel durations): 64.3% before the chain of round trips and the ATen grid emulation (cost.c),
+# 8.9% when they landed; kernels.col_reduce_fixed_ns is fitted on the C = 64, 256, 1024 column
+# sums, so the held-out rows (the other column sums and every norm) are guarded on their own
+# (9.7% when it landed)
+out=$("$bin" validate validation/apps/h200-short-probe.csv --hw h200 --format csv 2>&1) || true
+held=$(echo "$out" | awk -F, 'NR > 1 && /held out/ { n++; s += $11 } END { if (n) printf "%.2f", 100 * s / n }')
+all=$(echo "$out" | awk -F, 'NR > 1 && $11 != "" { n++; s += $11 } END { if (n) printf "%.2f", 100 * s / n }')
+check "short-probe time MAPE %" "${all:-999}" 10
+check "short-probe held-out time MAPE %" "${held:-999}" 11
 
 echo "real spatial pipelines (validation/pipeline):"
 if command -v python3 >/dev/null; then

@@ -64,6 +64,7 @@ static const hw_field HW_FIELDS[] = {
     {"kernels.gemm_wmma_flop_per_clk_per_sm", D(gemm_wmma_flop_per_clk_per_sm), 1, 1e7, 1, 110.3, 0},
     {"kernels.gemm_wmma_tile_clk", D(gemm_wmma_tile_clk), 0, 1e9, 1, 138, 0},
     {"kernels.col_reduce_partial_ns", D(col_reduce_partial_ns), 0, 1e6, 1, 228, 0},
+    {"kernels.col_reduce_fixed_ns", D(col_reduce_fixed_ns), 0, 1e6, 1, 3300, 0},
     {"kernels.norm_param_grad_ns_per_row", D(norm_param_grad_ns_per_row), 0, 1e6, 1, 3.75, 0},
     {"kernels.unaligned_copy_bytes_per_clk_per_sm", D(unaligned_copy_bytes_per_clk_per_sm), 0.01, 1e6, 1, 5.9, 0},
     {"kernels.gemm_multicast_ctas", I(gemm_multicast_ctas), 1, 16, 1, 1, 0},

@@ -30,9 +30,21 @@ enum { STREAM_THREADS = 128, STREAM_ELEMS_PER_THREAD = 4, STREAM_BYTES_PER_THREA
  * reductions pack short rows until a CTA holds ROW_MIN_ELEMS_PER_CTA elements, and softmax
  * switches from a warp per row to a block per row above that length. */
 enum { ROW_MIN_ELEMS_PER_CTA = 1024, ROW_THREADS_ATEN = 128 };
-/* ATen's column reductions: 4 threads along the reduced rows per CTA (block 32 x 4), and at
- * least 16 rows per thread before the rows are split across more CTAs. */
-enum { COL_REDUCE_BLOCK_Y = 4, COL_REDUCE_MIN_ROWS = 16, COL_REDUCE_FEW_THREADS = 512 };
+/* ATen's column reductions (aten/src/ATen/native/cuda/Reduce.cuh, setReduceConfig and
+ * ReduceConfig::set_block_dimension, PyTorch 2.x): at most 512 threads a CTA over the output
+ * vector width (4 outputs a thread where C allows), at most a warp's width across the outputs;
+ * the reduced rows are split across the block's rows when each thread keeps at least 16 of them
+ * (or 256), and across CTAs (a global reduction) when a thread would still sum 256 or more: as
+ * many CTAs as fill the GPU, but no fewer than leave 256 and no more than leave 16 rows a thread.
+ * A thread keeps vt0 = 4 loads in flight. The H200's grids of 32 shapes (R = 256..262144,
+ * C = 64..4096; validation/apps/h200-short-probe.csv) are all reproduced. */
+enum { COL_REDUCE_MAX_THREADS = 512, COL_REDUCE_OUT_VEC = 4, COL_REDUCE_MIN_PER_THREAD = 16,
+       COL_REDUCE_MAX_PER_THREAD = 256, COL_REDUCE_VT0 = 4 };
+/* Dependent issue latency of FP32 arithmetic: 4 SM clocks from one instruction to the next that
+ * reads its result (Volta: Jia et al. 2018, "Dissecting the NVIDIA Volta GPU architecture via
+ * microbenchmarking", FFMA; unchanged through Hopper: Luo et al. 2024). A CTA that is alone on
+ * its SM scheduler issues its dependent instructions at this pace. */
+enum { DEP_ISSUE_CLK = 4 };
 /* Inductor's split of an outer (column) reduction (torch/_inductor/ir.py Reduction.num_splits,
  * PyTorch 2.x): it is split into two kernels, partial sums over slices of the reduced rows and
  * a second kernel that sums the partials, unless the outputs alone fill the GPU (at least
@@ -299,6 +311,54 @@ static void bn_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
  * data once. */
 enum { SCAN_INNER_THREADS = 512, SCAN_INNER_LINES_PER_CTA = 32, SCAN_OUTER_THREADS = 512 };
 
+static int64_t last_pow2(int64_t x)
+{
+    int64_t r = 1;
+    while (r <= x / 2)
+        r *= 2;
+    return r;
+}
+
+/* ATen's column reduction of R rows into C outputs (COL_REDUCE_* above): the CTA shape, the
+ * grid, the rows each thread sums, and with a global reduction the last CTA's serial sum of
+ * the partials, COL_REDUCE block rows at a time (kernels.col_reduce_partial_ns a step) */
+static void col_reduce_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
+{
+    int64_t C = w->rows > 0 ? w->rows : 1, R = w->row_len > 0 ? w->row_len : 1;
+    int64_t vec = C % COL_REDUCE_OUT_VEC == 0 ? COL_REDUCE_OUT_VEC : C % 2 == 0 ? 2 : 1;
+    int64_t dim0 = C / vec, mnt = COL_REDUCE_MAX_THREADS / vec;
+    int64_t d0 = dim0 < mnt ? last_pow2(dim0) : mnt, d1 = R < mnt ? last_pow2(R) : mnt;
+    int64_t bw = d0 < WARP_THREADS ? d0 : WARP_THREADS;
+    int64_t bh = d1 < mnt / bw ? d1 : mnt / bw;
+    bw = d0 < mnt / bh ? d0 : mnt / bh;
+    int64_t gx = cdiv(dim0, bw), per_thread = R, ctas = 1;
+    int split_rows = R >= bh * COL_REDUCE_MIN_PER_THREAD || R >= COL_REDUCE_MAX_PER_THREAD;
+    if (split_rows)
+        per_thread = cdiv(R, bh);
+    else /* few rows: each row of the block takes its own outputs */
+        gx = cdiv(dim0, bw * bh);
+    int64_t fill = (int64_t)g->sm_count * (g->max_threads_per_sm / (bw * bh));
+    if (split_rows && per_thread >= COL_REDUCE_MAX_PER_THREAD && gx <= fill) {
+        int64_t c1 = cdiv(fill, gx), c2 = cdiv(per_thread, COL_REDUCE_MIN_PER_THREAD);
+        int64_t c3 = cdiv(per_thread, COL_REDUCE_MAX_PER_THREAD);
+        ctas = c1 < c2 ? c1 : c2;
+        if (ctas < c3)
+            ctas = c3;
+        per_thread = cdiv(per_thread, ctas);
+    }
+    t->tiles = gx * ctas;
+    t->threads_per_cta = (int)(bw * bh);
+    t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
+    t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
+    t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
+    t->chain_rounds = cdiv(per_thread, COL_REDUCE_VT0);
+    t->tail_s = g->col_reduce_fixed_ns * 1e-9;
+    if (ctas > 1) { /* and a memset of the CTAs' semaphores before the kernel */
+        t->tail_s += (double)cdiv(ctas, bh) * g->col_reduce_partial_ns * 1e-9;
+        t->kernels = 2;
+    }
+}
+
 static void scan_tile(const hw_gpu *g, const op_work *w, cost_tiling *t)
 {
     int64_t lines = w->rows > 0 ? w->rows : 1;
@@ -518,34 +578,8 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
                 t->kernels = 2; /* the partials' sum: a second, tiny kernel */
             break;
         }
-        if (w->col_reduce) {
-            /* ATen's column reduction (Reduce.cuh setReduceConfig, grids read with the
-             * profiler on the H200): 128-thread CTAs of 32 x 4 threads, 4 outputs per thread, so
-             * ceil(C / 128) CTAs across the outputs and grid.y CTAs along the R reduced rows, as
-             * many as fill the GPU (sm_count x max threads / 128) but at least 16 rows per
-             * thread; with grid.y > 1 each CTA stores a partial and the last one sums the grid.y
-             * partials of its outputs, 4 per step (kernels.col_reduce_partial_ns a step) */
-            int64_t C = w->rows ? w->rows : 1, bx = 32, by = COL_REDUCE_BLOCK_Y, per = 4;
-            if (C < 64) { /* few outputs: narrow, tall 512-thread CTAs, one output a thread */
-                for (bx = 1; bx < 32 && 2 * bx < C; bx *= 2)
-                    ;
-                by = COL_REDUCE_FEW_THREADS / bx;
-                per = 1;
-            }
-            int64_t gx = cdiv(C, bx * per);
-            int64_t fill = ((int64_t)g->sm_count * g->max_threads_per_sm / (bx * by)) / gx;
-            int64_t gy = cdiv(w->row_len, by * COL_REDUCE_MIN_ROWS);
-            if (gy > fill)
-                gy = fill;
-            if (gy < 1)
-                gy = 1;
-            t->tiles = gx * gy;
-            t->threads_per_cta = (int)(bx * by);
-            t->ctas_per_sm = occupancy(g, 0, t->threads_per_cta);
-            t->tile_flops_simt = (double)w->flops_simt / (double)t->tiles;
-            t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
-            if (gy > 1)
-                t->tail_s = (double)cdiv(gy, by) * g->col_reduce_partial_ns * 1e-9;
+        if (w->col_reduce && w->rows > 1) { /* one output: a contiguous reduction */
+            col_reduce_tile(g, w, t);
             break;
         }
         if (w->type == OP_NORM_BWD && w->param_grads > 0)
@@ -565,6 +599,10 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
         t->tile_sfu_ops = (double)w->sfu_ops / (double)t->tiles;
         if (!w->generated && (w->inst_per_elem > 0 || w->inst_per_cta > 0))
             t->tile_inst = w->inst_per_cta + w->inst_per_elem * (double)w->elems / (double)t->tiles;
+        if (!w->generated && rows_per_cta == 1) { /* a CTA's serial chain (ATen's norms) */
+            t->chain_rounds = w->chain_rounds;
+            t->chain_clk = w->chain_inst * DEP_ISSUE_CLK;
+        }
         t->l2_bytes = (int64_t)fmin((double)w->in_l2_bytes + (double)w->out_bytes, 9.0e18);
         break;
     }
@@ -799,6 +837,17 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
                           r->launch_s + r->latency_s, dispatch_bound);
     if (t.tail_s > body) /* the serial partial sums dominate */
         r->bound = BOUND_LATENCY;
+    if (!c->persistent && (t.chain_rounds > 0 || t.chain_clk > 0)) {
+        /* every wave lasts at least one CTA's chain of dependent round trips (to DRAM when the
+         * op reads from it) and instructions */
+        double lat_ns = r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns;
+        double chain = (double)r->waves * ((double)t.chain_rounds * lat_ns * 1e-9 +
+                                           t.chain_clk / (c->clock_MHz * 1e6));
+        if (chain > body) {
+            body = chain;
+            r->bound = BOUND_LATENCY;
+        }
+    }
     r->time_s = r->launch_s + r->latency_s + body + r->tail_s;
     roof_util(g, r->flops, w->flops_tensor > 0, w->cdt, dram_bytes, r->time_s, c->clock_MHz,
               &r->sm_util, &r->dram_util);

@@ -33,6 +33,10 @@ typedef struct cost_tiling {
     int64_t extra_dram_write_bytes; /* DRAM writes beyond the op's outputs (temporaries) */
     int kernels;              /* kernels the op launches (0 = 1): each pays a launch and a
                                  memory round trip (library ops made of several kernels) */
+    int64_t chain_rounds;     /* memory round trips one CTA waits for one after another */
+    double chain_clk;         /* and its dependent instructions' SM clocks: one CTA's latency
+                                 floor; a wave lasts at least that long (latency-bound kernels
+                                 whose grid fits one wave) */
 } cost_tiling;
 
 typedef struct cost_result {

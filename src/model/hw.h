@@ -40,6 +40,8 @@ typedef struct hw_gpu {
     double gemm_wmma_flop_per_clk_per_sm; /* k-loop rate of the 32x32 wmma alignment-1 kernel */
     double gemm_wmma_tile_clk;      /* its fixed clocks per CTA tile (epilogue included) */
     double col_reduce_partial_ns;   /* ATen column reduction: one serial partial-sum step */
+    double col_reduce_fixed_ns;     /* ATen column reduction: the time of its kernel beyond its
+                                       rows' round trips, DRAM stream and partial sums */
     double norm_param_grad_ns_per_row; /* ATen's unsplit gamma/beta gradient reduction: per row */
     double unaligned_copy_bytes_per_clk_per_sm; /* element-wise (unvectorized) copies */
     int gemm_multicast_ctas;        /* CTAs of a GEMM cluster that share one operand panel through

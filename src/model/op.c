@@ -258,6 +258,11 @@ enum { ROW_WARP_MAX_ELEMS = 1024 };
 /* ATen's vectorized_layer_norm_kernel (aten/src/ATen/native/cuda/layer_norm_kernel.cu): a
  * (32, 4) block, vec_size 4; a warp-iteration covers 32 x 4 elements */
 enum { NORM_WARPS = 4, NORM_VEC_ELEMS = 4, NORM_WARP_ITER_ELEMS = WARP_THREADS * NORM_VEC_ELEMS };
+/* Its two passes per iteration: the statistics' load of x, then x and the weights for the
+ * output (the H200 at 1-1024 rows, one wave: 2 x dram.latency_ns a thread-iteration, 0.67 us,
+ * against 0.71 us measured for rms_norm between D = 4096 and 8192; hw/calibrate/apps
+ * short_probe.py, validation/apps/h200-short-probe.csv) */
+enum { NORM_CHAIN_ROUNDS_PER_ITER = 2 };
 
 const op_info *op_info_of(int type)
 {
@@ -2010,6 +2015,13 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
                                                    inf->norm_warp_inst[1] * (double)warps);
             w->inst_per_elem = WARP_THREADS * inf->norm_warp_inst[2] * (double)iters /
                                (double)w->row_len;
+            /* each thread walks the row in iterations of a vector per thread (the row's warps
+             * side by side): a load of x, then, after the statistics, x again with the weights
+             * (gamma, beta) for the output, NORM_CHAIN_ROUNDS_PER_ITER dependent round trips and
+             * the iteration's instructions each; a row per CTA, so a CTA lasts at least this */
+            int64_t thread_iters = cdiv64(w->row_len, NORM_WARP_ITER_ELEMS * NORM_WARPS);
+            w->chain_rounds = NORM_CHAIN_ROUNDS_PER_ITER * thread_iters;
+            w->chain_inst = inf->norm_warp_inst[2] * (double)thread_iters;
         }
         if (inf->rowgrid == ROWGRID_WARP && inf->inst_per_elem > 0 && w->row_len > ROW_WARP_MAX_ELEMS)
             w->inst_per_elem = SOFTMAX_BLOCK_INST_PER_ELEM;

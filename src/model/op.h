@@ -258,6 +258,10 @@ typedef struct op_work {
                                    makes contiguous (its bytes; generated kernels read it as is) */
     int64_t mask_l2_bytes;      /* ATTN: bytes of the additive mask read per score (cost.c) */
     int bn_train;               /* batchnorm(_backward): batch statistics (two passes over x) */
+    int64_t chain_rounds;       /* ROW kernels of one row per CTA (ATen's norms): the memory round
+                                   trips one CTA waits for one after another, start to end */
+    double chain_inst;          /* ... and its dependent thread-instructions between them: a
+                                   CTA's latency floor when a wave holds every row (cost.c) */
     int no_pipe;                /* not in a Kitsune pipeline: the op needs neighbouring or all
                                    tiles of its input before it writes one tile (op.c says why) */
 } op_work;

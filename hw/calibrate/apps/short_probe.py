@@ -15,7 +15,7 @@ kernels with grid and block; in an ncu child the instructions executed, cycles, 
 activity, warps resident, long-scoreboard stalls and DRAM bytes. Nothing changes clocks, power
 limits or modes. Writes $OUT/short_probe.json (after every case) and $OUT/ncu.csv.
 
-usage: OUT=DIR python3 hw/calibrate/apps/short_probe.py [--no-ncu]
+usage: OUT=DIR python3 hw/calibrate/apps/short_probe.py [--no-ncu] [--copies K]
 """
 import os
 import sys
@@ -24,6 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 CHILD = "--ncu-child" in sys.argv
 NO_NCU = "--no-ncu" in sys.argv
+# --copies K: each case is K copies of the op on K distinct inputs in one CUDA graph, so that a
+# replay's time / K is one kernel inside a graph (its launch gap included, the host's graph launch
+# latency of ~3.5-4 us amortized); K = 1 (the default) is the op alone
+COPIES = int(sys.argv[sys.argv.index("--copies") + 1]) if "--copies" in sys.argv else 1
 sys.argv = [sys.argv[0]]
 
 import run_apps as ra  # noqa: E402
@@ -42,26 +46,26 @@ METHOD = ("eager x.sum(0) (bf16 [R, C]), F.layer_norm (weight, bias) and F.rms_n
 
 def cases():
     """(kind, R, C): column sums first (the larger set), then the two norms."""
-    out = [("colsum", R, C) for R in COL_R for C in COL_C if R * C <= MAX_ELEMS]
+    out = [("colsum", R, C, COPIES) for R in COL_R for C in COL_C if R * C <= MAX_ELEMS]
     for kind in ("layernorm", "rmsnorm"):
-        out += [(kind, R, D) for D in NORM_D for R in NORM_R]
+        out += [(kind, R, D, COPIES) for D in NORM_D for R in NORM_R]
     return out
 
 
-def make(kind, R, C):
-    x = ra.rnd(R, C)
+def make(kind, R, C, copies=1):
+    xs = [ra.rnd(R, C) for _ in range(copies)]
     if kind == "colsum":
-        return lambda: x.sum(0)
-    w = (1 + 0.1 * torch.randn(C, device=ra.DEV)).to(torch.bfloat16)
+        return lambda: [x.sum(0) for x in xs]
+    ws = [(1 + 0.1 * torch.randn(C, device=ra.DEV)).to(torch.bfloat16) for _ in range(copies)]
     if kind == "layernorm":
-        b = (0.1 * torch.randn(C, device=ra.DEV)).to(torch.bfloat16)
-        return lambda: F.layer_norm(x, (C,), w, b)
-    return lambda: F.rms_norm(x, (C,), w)
+        bs = [(0.1 * torch.randn(C, device=ra.DEV)).to(torch.bfloat16) for _ in range(copies)]
+        return lambda: [F.layer_norm(x, (C,), w, b) for x, w, b in zip(xs, ws, bs)]
+    return lambda: [F.rms_norm(x, (C,), w) for x, w in zip(xs, ws)]
 
 
 if __name__ == "__main__":
     if CHILD:
         ra.probe_child(cases(), make)
     else:
-        ra.probe_main(OUT, "short_probe", ("kind", "R", "C"), cases(), make, METHOD,
+        ra.probe_main(OUT, "short_probe", ("kind", "R", "C", "copies"), cases(), make, METHOD,
                       "regex:norm|reduce", __file__, NO_NCU, 500)
