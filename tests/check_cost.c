@@ -409,6 +409,25 @@ START_TEST(test_row_instructions)
 }
 END_TEST
 
+/* ATen's sum over dim 0 of a [R, C] bf16 tensor: a column reduction into C outputs */
+static op_work col_sum(int64_t R, int64_t C)
+{
+    op_work w;
+    memset(&w, 0, sizeof w);
+    w.kind = OPK_ROW;
+    w.type = OP_REDUCE;
+    w.cdt = DT_BF16;
+    w.col_reduce = 1;
+    w.rows = C;     /* outputs */
+    w.row_len = R;  /* reduced rows */
+    w.elems = R * C;
+    w.nin = 1;
+    w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
+    w.out_bytes = C * 2;
+    w.flops_simt = w.elems;
+    return w;
+}
+
 /* ATen column reduction (sum over dim 0 of [R, C] bf16) on the H200. The grids and blocks are
  * those the PyTorch profiler recorded on the H200 (hw/calibrate/apps short_probe.py and micro
  * 'reduce'; validation/apps/h200-short-probe.csv, h200-micro-holdout.csv): the model must launch
@@ -427,19 +446,7 @@ START_TEST(test_col_reduce)
         {262144, 3, 2, 64, 512},    {327660, 512, 4, 528, 128},
     };
     for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++) {
-        op_work w;
-        memset(&w, 0, sizeof w);
-        w.kind = OPK_ROW;
-        w.type = OP_REDUCE;
-        w.cdt = DT_BF16;
-        w.col_reduce = 1;
-        w.rows = seen[i].C;     /* outputs */
-        w.row_len = seen[i].R;  /* reduced rows */
-        w.elems = seen[i].R * seen[i].C;
-        w.nin = 1;
-        w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
-        w.out_bytes = seen[i].C * 2;
-        w.flops_simt = w.elems;
+        op_work w = col_sum(seen[i].R, seen[i].C);
         cost_tiling t;
         cost_tile(&g, &w, g.sm_count, &t);
         ck_assert_msg(t.tiles == seen[i].gx * seen[i].gy && t.threads_per_cta == seen[i].threads,
@@ -449,19 +456,7 @@ START_TEST(test_col_reduce)
     }
     /* R = 262144, C = 128: 2112 CTAs of 32 x 4 threads; each thread sums ceil(65536 / 2112) = 32
      * rows, 4 loads in flight: 8 round trips; the last CTA sums 2112 partials 4 at a time */
-    op_work w;
-    memset(&w, 0, sizeof w);
-    w.kind = OPK_ROW;
-    w.type = OP_REDUCE;
-    w.cdt = DT_BF16;
-    w.col_reduce = 1;
-    w.rows = 128;
-    w.row_len = 262144;
-    w.elems = 128 * 262144;
-    w.nin = 1;
-    w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
-    w.out_bytes = 256;
-    w.flops_simt = w.elems;
+    op_work w = col_sum(262144, 128);
     cost_tiling t;
     cost_tile(&g, &w, g.sm_count, &t);
     ck_assert_int_eq(t.chain_rounds, 8);
@@ -474,12 +469,7 @@ START_TEST(test_col_reduce)
     ck_assert(r.time_s >= r.tail_s + (double)w.in_bytes[0] / (4800e9 * g.dram_frac));
     /* 256 rows, 64 outputs: one CTA of 16 x 8 threads, 32 rows a thread (8 round trips to DRAM),
      * no partials: the chain sets the body */
-    w.rows = 64;
-    w.row_len = 256;
-    w.elems = 64 * 256;
-    w.in_bytes[0] = w.in_l2_bytes = w.elems * 2;
-    w.out_bytes = 128;
-    w.flops_simt = w.elems;
+    w = col_sum(256, 64);
     cost_tile(&g, &w, g.sm_count, &t);
     ck_assert_int_eq(t.tiles, 1);
     ck_assert_int_eq(t.chain_rounds, 8);
@@ -489,9 +479,7 @@ START_TEST(test_col_reduce)
     ck_assert_double_eq_tol(r.time_s, r.launch_s + r.latency_s + 8 * g.dram_latency_ns * 1e-9 + r.tail_s,
                             1e-15);
     /* few rows (32 < 16 x 4 and < 256): the block's rows take their own outputs */
-    w.rows = 128;
-    w.row_len = 32;
-    w.elems = w.in_bytes[0] = 128 * 32 * 2;
+    w = col_sum(32, 128);
     cost_tile(&g, &w, g.sm_count, &t);
     ck_assert_int_eq(t.tiles, 1);
     ck_assert_int_eq(t.chain_rounds, 8);
