@@ -176,6 +176,7 @@ void out_json_result(FILE *f, const kt_result *r, const wl_graph *g, int with_it
             out_json_knum(f, "simt", c->simt_s);
             out_json_knum(f, "l2", c->l2_s);
             out_json_knum(f, "dram", c->dram_s);
+            out_json_knum(f, "chain", c->chain_s);
             out_json_knum(f, "tail", c->tail_s);
             out_json_knum(f, "latency", c->latency_s);
             out_json_knum(f, "launch", c->launch_s);
@@ -228,8 +229,8 @@ void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_g
     fprintf(f, "%-*s  %-*s  %11s  %-8s  %10s  %12s  %12s  %10s", wn, "name", wt, "type", "time_us",
             "bound", "GFLOP", "dram_rd_MB", "dram_wr_MB", "l2_MB");
     if (explain)
-        fprintf(f, "  %10s  %10s  %10s  %10s  %10s  %10s  %8s  %6s", "compute_us", "l2_us",
-                "dram_us", "tail_us", "latency_us", "launch_us", "tiles", "waves");
+        fprintf(f, "  %10s  %10s  %10s  %10s  %10s  %10s  %10s  %8s  %6s", "compute_us", "l2_us",
+                "dram_us", "chain_us", "tail_us", "latency_us", "launch_us", "tiles", "waves");
     fputc('\n', f);
     for (int i = 0; i < r->nitems; i++) {
         const kt_item *it = &r->items[i];
@@ -239,8 +240,9 @@ void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_g
                 (double)c->flops / 1e9, mb(c->dram_read_bytes), mb(c->dram_write_bytes),
                 mb(c->l2_bytes));
         if (explain)
-            fprintf(f, "  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %8lld  %6lld",
-                    c->compute_s * 1e6, c->l2_s * 1e6, c->dram_s * 1e6, c->tail_s * 1e6,
+            fprintf(f, "  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %10.2f  %8lld  %6lld",
+                    c->compute_s * 1e6, c->l2_s * 1e6, c->dram_s * 1e6, c->chain_s * 1e6,
+                    c->tail_s * 1e6,
                     c->latency_s * 1e6, c->launch_s * 1e6, (long long)c->tiles,
                     (long long)c->waves);
         if (it->note && it->nops > 1)
@@ -262,7 +264,7 @@ void out_table_result(FILE *f, const kt_result *r, const wl_graph *g, const hw_g
 void out_csv_items_header(FILE *f)
 {
     fputs("workload,hw,mode,exec,name,type,time_s,bound,flops,dram_read_bytes,dram_write_bytes,"
-          "l2_bytes,compute_s,l2_s,dram_s,latency_s,launch_s,tiles,waves,energy_J,tail_s\n",
+          "l2_bytes,compute_s,l2_s,dram_s,latency_s,launch_s,tiles,waves,energy_J,tail_s,chain_s\n",
           f);
 }
 
@@ -277,10 +279,10 @@ void out_csv_items(FILE *f, const kt_result *r, const wl_graph *g, const hw_gpu 
         csv_field(f, hw->name);
         fprintf(f, ",%s,%s,", training ? "training" : "inference", r->exec);
         csv_field(f, it->name);
-        fprintf(f, ",%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g,%.9g\n",
+        fprintf(f, ",%s,%.9g,%s,%lld,%lld,%lld,%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%lld,%lld,%.9g,%.9g,%.9g\n",
                 it->type, c->time_s, c->bound == BOUND_NONE ? "none" : roof_bound_name(c->bound),
                 (long long)c->flops, (long long)c->dram_read_bytes, (long long)c->dram_write_bytes,
                 (long long)c->l2_bytes, c->compute_s, c->l2_s, c->dram_s, c->latency_s, c->launch_s,
-                (long long)c->tiles, (long long)c->waves, it->energy_J, c->tail_s);
+                (long long)c->tiles, (long long)c->waves, it->energy_J, c->tail_s, c->chain_s);
     }
 }

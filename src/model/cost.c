@@ -841,10 +841,10 @@ void cost_eval(const hw_gpu *g, const op_work *w, int sms, const cost_ctx *c, in
         /* every wave lasts at least one CTA's chain of dependent round trips (to DRAM when the
          * op reads from it) and instructions */
         double lat_ns = r->dram_read_bytes > 0 ? g->dram_latency_ns : g->l2_latency_ns;
-        double chain = (double)r->waves * ((double)t.chain_rounds * lat_ns * 1e-9 +
-                                           t.chain_clk / (c->clock_MHz * 1e6));
-        if (chain > body) {
-            body = chain;
+        r->chain_s = (double)r->waves * ((double)t.chain_rounds * lat_ns * 1e-9 +
+                                         t.chain_clk / (c->clock_MHz * 1e6));
+        if (r->chain_s > body) {
+            body = r->chain_s;
             r->bound = BOUND_LATENCY;
         }
     }

@@ -40,9 +40,13 @@ typedef struct cost_tiling {
 } cost_tiling;
 
 typedef struct cost_result {
-    double time_s;                 /* launch_s + latency_s + max(compute_s, l2_s, dram_s) */
+    double time_s;                 /* launch_s + latency_s + max(compute_s, l2_s, dram_s, chain_s)
+                                      + tail_s */
     double compute_s, tensor_s, simt_s, l2_s, dram_s, latency_s, launch_s;
     double dispatch_s;             /* tiles x CTA dispatch time (inside compute_s when larger) */
+    double chain_s;                /* waves x one CTA's chain of dependent round trips and
+                                      instructions: a lower bound on the body beside compute,
+                                      L2 and DRAM (0 when the kernel has none) */
     double tail_s;                 /* serial steps after the body: a GEMM's output write (its
                                       epilogue does not overlap its own mainloop), a column
                                       reduction's partial sums; inside time_s */

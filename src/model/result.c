@@ -71,7 +71,8 @@ static const char *cost_bad(const cost_result *c, int *count)
      * the times are far below overflowing the sum */
     const double fv[] = {c->time_s,    c->compute_s, c->tensor_s, c->simt_s,
                          c->l2_s,      c->dram_s,    c->latency_s, c->launch_s,
-                         c->dispatch_s, c->tail_s,   c->sm_util,  c->dram_util};
+                         c->dispatch_s, c->tail_s,   c->sm_util,  c->dram_util,
+                         c->chain_s};
     double sum = 0;
     int neg = 0;
     for (size_t i = 0; i < sizeof fv / sizeof fv[0]; i++) {
@@ -97,7 +98,7 @@ static const char *cost_bad(const cost_result *c, int *count)
     *count = 0;
     const double dv[] = {c->time_s, c->compute_s, c->tensor_s, c->simt_s, c->l2_s, c->dram_s,
                          c->latency_s, c->launch_s, c->dispatch_s, c->tail_s, c->sm_util,
-                         c->dram_util};
+                         c->dram_util, c->chain_s};
     for (size_t i = 0; i < sizeof dv / sizeof dv[0]; i++)
         if (!real_ok(dv[i]))
             return "time";
