@@ -4,8 +4,9 @@
 #   hw/calibrate/pipeline/run.sh smoke   build check, small-size self-test, one quick sweep, tiny ncu
 #   hw/calibrate/pipeline/run.sh full    self-test, the allocation sweep, bsp/compile, ncu (< 9 min)
 #   hw/calibrate/pipeline/run.sh cat     MGN-only re-sweep (3 combinations, fewer samples) + ncu, < 3 min
-#   hw/calibrate/pipeline/run.sh ilp     the mapper's allocations and their neighbourhoods
-#                                        (ilp-cases.txt from model.py ilp --cases) + ncu of two, < 7 min
+#   hw/calibrate/pipeline/run.sh ilp [CASES]  the mapper's allocations and their neighbourhoods
+#                                        (ilp-cases.txt from model.py ilp --cases, or the file
+#                                        CASES) + ncu of two, < 7 min
 #   hw/calibrate/pipeline/run.sh placement  the cases of placement-cases.txt (the mapper's
 #                                        allocation and its fastest and slowest one-CTA
 #                                        neighbours) under 10 block orders (where the block
@@ -73,7 +74,7 @@ if [ "$MODE" = smoke ]; then
       || echo "sweep rc=$?"
 elif [ "$MODE" = ilp ]; then
   echo "== the mapper's allocations and neighbours (t=$(el)s)"
-  timeout 330 python3 "$HERE/pipe.py" cases --file "$HERE/ilp-cases.txt" --out "$OUT" \
+  timeout 330 python3 "$HERE/pipe.py" cases --file "${2:-$HERE/ilp-cases.txt}" --out "$OUT" \
       --deadline-abs $(( START + 300 )) || echo "cases rc=$?"
   # DRAM bytes of the mapper's MGN allocations (the mgn stages, and e_in multicast to ln_res)
   n=0
