@@ -115,7 +115,7 @@ mape=$(echo "$out" | sed -n 's/^mean absolute percentage error: \([0-9.]*\)%.*/\
 check "bmm-probe time MAPE %" "${mape:-999}" 10.5
 
 # ATen's column sums and one-wave norms at few rows (hw/calibrate/apps/short_probe.py, CUPTI
-# kernel durations): 64.3% before the chain of round trips and the ATen grid emulation (cost.c),
+# kernel durations): 48.6% before the chain of round trips and the ATen grid emulation (cost.c),
 # 8.9% when they landed; kernels.col_reduce_fixed_ns is fitted on the C = 64, 256, 1024 column
 # sums, so the held-out rows (the other column sums and every norm) are guarded on their own
 # (9.7% when it landed)
