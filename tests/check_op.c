@@ -307,6 +307,18 @@ START_TEST(test_strided_elementwise)
 }
 END_TEST
 
+/* A norm of `type` over [rows, d] bf16 with a weight; names from prefix and i (unique per test) */
+static op_work norm_work(int type, const char *prefix, size_t i, long long rows, long long d)
+{
+    char nx[24], ng[24], ny[24];
+    snprintf(nx, sizeof nx, "%sx%zu", prefix, i);
+    snprintf(ng, sizeof ng, "%sg%zu", prefix, i);
+    snprintf(ny, sizeof ny, "%sy%zu", prefix, i);
+    int in[2] = {T(nx, DT_BF16, TK_INPUT, 2, rows, d), T(ng, DT_BF16, TK_WEIGHT, 1, d)};
+    int y = T(ny, DT_BF16, TK_OUTPUT, 2, rows, d);
+    return W(type, in, 2, y, NULL, 0);
+}
+
 /* ATen's vectorized layer/RMS norm kernel: warp-instructions per row against ncu on the H200
  * (hw/calibrate/apps/results/raw-norm-probe/ncu.csv, smsp__inst_executed / rows) at the row
  * lengths the instruction model was not fitted on (it was fitted at D = 64, 256, 1024, 3072);
@@ -324,13 +336,7 @@ START_TEST(test_norm_instructions)
              {OP_RMSNORM, 768, 780},    {OP_RMSNORM, 1536, 1062},  {OP_RMSNORM, 2048, 1250},
              {OP_RMSNORM, 4096, 2002}};
     for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
-        char nx[16], ng[16], ny[16];
-        snprintf(nx, sizeof nx, "x%zu", i);
-        snprintf(ng, sizeof ng, "g%zu", i);
-        snprintf(ny, sizeof ny, "y%zu", i);
-        int in[2] = {T(nx, DT_BF16, TK_INPUT, 2, 1024LL, M[i].d), T(ng, DT_BF16, TK_WEIGHT, 1, M[i].d)};
-        int y = T(ny, DT_BF16, TK_OUTPUT, 2, 1024LL, M[i].d);
-        op_work w = W(M[i].type, in, 2, y, NULL, 0);
+        op_work w = norm_work(M[i].type, "", i, 1024, M[i].d);
         double per_row = (w.inst_per_cta + w.inst_per_elem * (double)w.row_len) / 32.0;
         ck_assert_msg(fabs(per_row / M[i].warp_inst - 1.0) < 0.015, "%s D=%lld: %.1f vs %.0f",
                       op_name(M[i].type), M[i].d, per_row, M[i].warp_inst);
@@ -348,13 +354,7 @@ START_TEST(test_norm_chain)
         long long d, iters;
     } M[] = {{64, 1}, {512, 1}, {513, 2}, {4096, 8}, {8192, 16}};
     for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
-        char nx[16], ng[16], ny[16];
-        snprintf(nx, sizeof nx, "cx%zu", i);
-        snprintf(ng, sizeof ng, "cg%zu", i);
-        snprintf(ny, sizeof ny, "cy%zu", i);
-        int in[2] = {T(nx, DT_BF16, TK_INPUT, 2, 16LL, M[i].d), T(ng, DT_BF16, TK_WEIGHT, 1, M[i].d)};
-        int y = T(ny, DT_BF16, TK_OUTPUT, 2, 16LL, M[i].d);
-        op_work w = W(OP_RMSNORM, in, 2, y, NULL, 0);
+        op_work w = norm_work(OP_RMSNORM, "c", i, 16, M[i].d);
         ck_assert_int_eq(w.chain_rounds, 2 * M[i].iters);
         ck_assert_double_eq_tol(w.chain_inst, 47.03 * (double)M[i].iters, 1e-9);
     }
