@@ -578,7 +578,9 @@ void cost_tile(const hw_gpu *g, const op_work *w, int sms, cost_tiling *t)
                 t->kernels = 2; /* the partials' sum: a second, tiny kernel */
             break;
         }
-        if (w->col_reduce && w->rows > 1) { /* one output: a contiguous reduction */
+        /* ATen's column-reduction kernel; with one output its TensorIterator sees a contiguous
+         * reduction, a row (Inductor still splits it like a column: the branch above) */
+        if (w->col_reduce && w->rows > 1) {
             col_reduce_tile(g, w, t);
             break;
         }

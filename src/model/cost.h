@@ -29,7 +29,8 @@ typedef struct cost_tiling {
     int64_t extra_dram_read_bytes; /* operand re-reads that miss L2 (working set > L2) */
     double tile_fixed_clk;    /* SM clocks per tile beyond its FLOPs (alignment-1 GEMM kernels) */
     double tile_kloop_flop_per_clk; /* alignment-1 GEMM kernels: their k-loop rate per SM clock */
-    double tail_s;            /* serial work after the parallel body (column-reduction partials) */
+    double tail_s;            /* serial work after the parallel body (a column reduction's
+                                 partial sums and its fixed cost) */
     int64_t extra_dram_write_bytes; /* DRAM writes beyond the op's outputs (temporaries) */
     int kernels;              /* kernels the op launches (0 = 1): each pays a launch and a
                                  memory round trip (library ops made of several kernels) */
