@@ -22,10 +22,11 @@ function lab(w) { sub(/^llama3-8b-/, "llama-", w); return w }
 function two(w) { sub(/-/, "\\n", w); return w }   # a tic label on two lines: llama\nctx
 function has(f, name) { return ((f SUBSEP name) in col) }
 function get(f, name) { return has(f, name) ? $(col[f, name]) : "" }
-function fmt(v) {
+function fmt(v,   a) {
     if (metric == "speedup_vs_bsp") return sprintf("%.2f", v)
-    if (v >= 9.95) return sprintf("%.0f", v)
-    if (v >= 0.095 || v == 0) return sprintf("%.1f", v)
+    a = v < 0 ? -v : v  # digits by magnitude: -16.81 was printed for -17
+    if (a >= 9.95) return sprintf("%.0f", v)
+    if (a >= 0.095 || v == 0) return sprintf("%.1f", v)
     return sprintf("%.2f", v)
 }
 BEGIN {
@@ -133,8 +134,10 @@ function bars(   g, i, w, k, x, v, y, n, lg, ok, pv, plg, pn, ymin, ymax, gw, o,
         v = bv[g, i]
         if (!(g == ng && geo) && (v - base < 0 ? base - v : v - base) >= 0.10 * (ymax - ymin - base)) continue
         y = v < 0 ? 0 : v
-        # the rotated label spans about 16% of the axis above y: move it over a mark in that span
-        if (((g, i) in pvv) && pvv[g, i] > y - 0.03 * ymax && pvv[g, i] < y + 0.16 * ymax) y = (pvv[g, i] > y ? pvv[g, i] : y) + 0.035 * ymax
+        # the rotated label spans about 16% of the axis above y (of its whole range, negative part
+        # included): move it over a mark in that span
+        span = ymax - ymin
+        if (((g, i) in pvv) && pvv[g, i] > y - 0.03 * span && pvv[g, i] < y + 0.16 * span) y = (pvv[g, i] > y ? pvv[g, i] : y) + 0.035 * span
         lb = lb (gx[g] + i - 1) " " y " " fmt(v) "\n"
     }
     if (kind == "barsset") {

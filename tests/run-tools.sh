@@ -283,6 +283,13 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     echo "tools: gnuplot not found: skipping the figure rendering test"
 fi
+# the bar labels' digits follow the magnitude, negative values too (a label read -16.81 for -17),
+# on a hand-made table: traffic cuts of -16.81%, -7.04%, -235% and 0.5% (the three short bars
+# are labelled; "-" is the empty label list's placeholder row)
+printf 'workload,mode,exec,time_s,traffic_reduction_frac\nw,inference,vf,1,-0.1681\nw,inference,kitsune,1,-0.0704\nw,training,vf,1,-2.35\nw,training,kitsune,1,0.005\n' >"$tmp/lbl.csv"
+check "figure labels by magnitude" "$(awk -F, -f scripts/figdata.awk -v kind=bars \
+    -v metric=traffic_reduction_frac -v scale=100 "$tmp/lbl.csv" | awk 'NF == 3 { print $3 }' | sort | tr '\n' ' ')" \
+    "- -17 -7.0 0.5 "
 # 9. every --format json output is one valid JSON document
 if command -v python3 >/dev/null 2>&1; then
     WL=validation/pipeline/workloads/mgn-edge.json
