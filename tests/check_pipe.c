@@ -96,7 +96,7 @@ static const ks_pipeline *forced(const hw_gpu *hw, const char *wl, ks_force_spec
 static const ks_pipeline *imposed(const hw_gpu *hw, const char *wl, const char *stages,
                                   const int *ctas, int nctas, int64_t tm, int cps, arena *a)
 {
-    ks_force_spec f = {NULL, stages, ctas, nctas, tm, cps};
+    ks_force_spec f = {NULL, stages, ctas, nctas, tm, cps, NULL, 0};
     return forced(hw, wl, &f, a);
 }
 
@@ -148,6 +148,37 @@ START_TEST(stage_body_closed_form)
         ck_assert_double_eq_tol(p->period_s, t / (cps == 1 ? 10 : 132), 1e-15);
         arena_free(&a);
     }
+}
+END_TEST
+
+/* Measured stage times (map --stage-cta-tile-us) replace a stage body's modelled hand-offs and
+ * work; the poll per transfer is added. x -> fc1 -> h -> fc2 -> y at tiles of 128 rows: each
+ * stage has one transfer (fc1 pushes h, fc2 pops it), so a stage given 3 us takes 3.25 us per
+ * tile and CTA with a 250 ns poll. Without --alloc the mapper balances them: at one pool of 132
+ * CTAs, min over c1 + c2 <= 132 of max(3.25 / c1, 9.25 / c2) us is at (35, 97): 0.09536 us
+ * against 0.09559 at (34, 98) and 0.09574 at (36, 96), by hand. */
+START_TEST(measured_stage_times_replace_the_body)
+{
+    hw_gpu hw = kt_test_hw("h200-ktpipe");
+    hw.body_poll_ns = 250;
+    hw.body_ctas_per_sm = 1;
+    arena a = {0};
+    int ctas[2] = {10, 20};
+    double meas[2] = {3e-6, 9e-6};
+    ks_force_spec f = {NULL, "fc1,fc2", ctas, 2, 128, 1, meas, 2};
+    const ks_pipeline *p = forced(&hw, "tests/data/pipe-chain.json", &f, &a);
+    for (int s = 0; s < 2; s++) {
+        ck_assert_double_eq_tol(p->stages[s].body_cta_tile_s, meas[s] + 250e-9, 1e-15);
+        ck_assert_double_eq_tol(p->stages[s].body_s, (meas[s] + 250e-9) / ctas[s], 1e-18);
+        ck_assert_int_eq(p->stages[s].limit, KS_LIMIT_BODY);
+    }
+    f.ctas = NULL;
+    f.nctas = 0;
+    p = forced(&hw, "tests/data/pipe-chain.json", &f, &a);
+    ck_assert_int_eq(p->stages[0].ctas, 35);
+    ck_assert_int_eq(p->stages[1].ctas, 97);
+    ck_assert_double_eq_tol(p->period_s, 9.25e-6 / 97, 1e-18);
+    arena_free(&a);
 }
 END_TEST
 
@@ -282,7 +313,7 @@ START_TEST(unpinned_hidden_ring_closed_form)
     hw.queue_rings_pinned = 0;
     ring_curve(&hw, 1e6, 0.25, 0.1, 0.25, 0.1);
     arena a = {0};
-    ks_force_spec f = {"gate_proj..ffn_res", NULL, NULL, 0, 0, 0};
+    ks_force_spec f = {"gate_proj..ffn_res", NULL, NULL, 0, 0, 0, NULL, 0};
     const ks_pipeline *p = forced(&hw, "workloads/llama3-8b-ctx.json", &f, &a);
     ck_assert_int_gt(p->hidden_cols, 0);
     const double ring = 8192.0 * 14336 * 2;
@@ -516,6 +547,7 @@ static Suite *pipe_suite(void)
     TCase *t = tcase_create("pipe_build");
     tcase_add_test(t, test_edge_block);
     tcase_add_test(t, stage_body_closed_form);
+    tcase_add_test(t, measured_stage_times_replace_the_body);
     tcase_add_test(t, unpinned_rings_closed_form);
     tcase_add_test(t, deep_ring_slots);
     tcase_add_test(t, ring_footprint_by_hand);

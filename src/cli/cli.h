@@ -55,6 +55,7 @@ typedef uint64_t cli_opt_mask;
 #define O_CPS O_BIT(31)
 #define O_TRACE O_BIT(32)
 #define O_RANGE O_BIT(33)
+#define O_STIME O_BIT(34)
 #define O_MODEL                                                                                   \
     (O_HW | O_WL | O_MODE | O_SET | O_LAUNCH | O_POWER | O_SELECT | O_SCHED | O_REST | O_VFBWD |   \
      O_OPTIM | O_VF | O_DTYPE)
@@ -86,8 +87,9 @@ typedef struct cli_common {
     int nvary;
     int jobs, shard_k, shard_n, resume, progress;
     int exec_given;                 /* --exec was given */
-    ks_force_spec force;            /* map --ops/--stages/--alloc/--tile/--ctas-per-sm */
+    ks_force_spec force;            /* map --ops/--stages/--alloc/--tile/--ctas-per-sm/--stage-cta-tile-us */
     int force_ctas[CLI_MAX_STAGES];
+    double force_stage_s[CLI_MAX_STAGES]; /* map --stage-cta-tile-us, in seconds */
     int dtype_given;                /* --dtype: every floating-point tensor gets dtype */
     dtype dtype;
     cli_opt_mask given;             /* O_* of every option on the command line */

@@ -38,6 +38,7 @@ static const struct {
     {"--power-policy", O_PPOL, 1}, {"--why", O_WHY, 0},
     {"--ops", O_OPS, 1},       {"--stages", O_STAGES, 1},  {"--alloc", O_ALLOC, 1},
     {"--tile", O_TILE, 1},     {"--ctas-per-sm", O_CPS, 1},
+    {"--stage-cta-tile-us", O_STIME, 1},
     {"--trace", O_TRACE, 1},   {"--range", O_RANGE, 1},
 };
 
@@ -296,6 +297,30 @@ int cli_parse(int argc, char **argv, cli_opt_mask allowed, cli_opt_mask multi, c
             if (!c->force.nctas)
                 return bad(e, name, "expected CTA counts >= 1 separated by '-', got \"%s\"", val);
             c->force.ctas = c->force_ctas;
+            c->opts.ks_force = &c->force;
+            break;
+        }
+        case O_STIME: { /* measured microseconds per tile and CTA, per stage: "6.9,12.8" */
+            const char *p = val;
+            c->force.nstage_times = 0;
+            while (*p) {
+                char *end;
+                errno = 0;
+                double us = strtod(p, &end);
+                if (end == p || errno || !(us > 0) || us > 1e9 || (*end && *end != ','))
+                    return bad(e, name, "expected microseconds > 0 separated by ',', got \"%s\"",
+                               val);
+                if (c->force.nstage_times >= CLI_MAX_STAGES)
+                    return bad(e, name, "more stages than kitsune handles%s", NULL);
+                c->force_stage_s[c->force.nstage_times++] = us * 1e-6;
+                p = *end ? end + 1 : end;
+                if (*end && !*p)
+                    return bad(e, name, "expected microseconds > 0 separated by ',', got \"%s\"",
+                               val);
+            }
+            if (!c->force.nstage_times)
+                return bad(e, name, "expected microseconds > 0 separated by ',', got \"%s\"", val);
+            c->force.stage_cta_tile_s = c->force_stage_s;
             c->opts.ks_force = &c->force;
             break;
         }

@@ -37,6 +37,11 @@ static const char *const HELP =
     "  --alloc N1-N2-...                CTAs per stage (default: the mapper's allocation)\n"
     "  --tile ROWS                      rows per tile (default: the model's choice)\n"
     "  --ctas-per-sm K                  a stage_body runtime's CTAs per SM (default: the hw's)\n"
+    "  --stage-cta-tile-us T1,T2,...    a stage_body runtime's measured stage times (a profile):\n"
+    "                                   per stage, one CTA's busy microseconds for one tile at\n"
+    "                                   this --tile and --ctas-per-sm, in place of the modelled\n"
+    "                                   stage body; with --stages and --tile, and without --alloc\n"
+    "                                   the mapper allocates CTAs from them\n"
     "\n"
     "  --why                            also list every candidate subgraph (paper patterns, the\n"
     "                                   search's segments, the longest pipelinable runs): its time\n"
@@ -82,6 +87,9 @@ static void table(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph
                 hw->body_operand_GBps,
                 hw->body_gather_GBps, hw->body_store_GBps, hw->body_tensor_GFLOPps,
                 hw->body_simt_GFLOPps);
+    if (body && pl->measured_stage_times)
+        fputs("stage times measured (--stage-cta-tile-us): they replace the modelled hand-offs, "
+              "loads, math and stores; the poll is added\n", f);
     for (int i = 0; i < pl->nrejected; i++) {
         const ks_rejected *j = &pl->rejected[i];
         fprintf(f, "not a pipeline: ops %s..%s (%d ops): no SM allocation fits (%s); they run as %s\n",
@@ -233,10 +241,11 @@ static void json(FILE *f, const kt_result *r, const ks_plan *pl, const wl_graph 
     out_json_num(f, r->time_s);
     fprintf(f, ", \"dram_read_bytes\": %lld, \"dram_write_bytes\": %lld, \"ops_total\": %d, "
                "\"ops_covered\": %d, \"select\": \"%s\", \"chosen\": \"%s\", \"rest\": \"%s\", "
-               "\"rest_fallback\": %s, \"scheduler\": \"%s\", \"search_time_s\": ",
+               "\"rest_fallback\": %s, \"scheduler\": \"%s\", \"stage_times\": \"%s\", "
+               "\"search_time_s\": ",
             (long long)r->dram_read_bytes, (long long)r->dram_write_bytes, r->ops_total,
             r->ops_covered, pl->select, pl->chosen, pl->rest, pl->rest_fallback ? "true" : "false",
-            pl->scheduler_shared ? "shared" : "hetero");
+            pl->scheduler_shared ? "shared" : "hetero", pl->measured_stage_times ? "measured" : "model");
     out_json_num(f, pl->search_time_s);
     out_json_knum(f, "patterns_time_s", pl->patterns_time_s);
     out_json_knum(f, "no_pipelines_time_s", pl->none_time_s);
@@ -418,5 +427,5 @@ static int run(cli_ctx *x)
 const cli_command cmd_map = {"map", "kitsune pipelines: stages, CTAs per stage, queues, ILP status",
                              HELP,
                              (O_MODEL & ~O_POWER) | O_FORMAT | O_OUT | O_WHY | O_OPS | O_STAGES | O_ALLOC |
-                                 O_TILE | O_CPS,
+                                 O_TILE | O_CPS | O_STIME,
                              CMD_HW | CMD_OUT, run, 0};

@@ -790,6 +790,21 @@ static int run_forced(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_w
         ctx_init(x, hc, g, works, c, o, a, e) || bsp_pass(x, e))
         return -1;
     x->env.force_stage_of = stage_of;
+    if (f->stage_cta_tile_s) { /* measured stage times: for the stages and tile they were taken at */
+        const char *opt = "--stage-cta-tile-us";
+        if (!hw_has_stage_body(hc))
+            return err_set(e, KT_EINPUT, NULL, opt,
+                           "needs a hw with a stage_body (the times of a runtime's stages; %s "
+                           "has none)", hw->name);
+        if (!stage_of)
+            return err_set(e, KT_EINPUT, NULL, opt, "needs --stages (the stages it times)");
+        if (f->tile_rows <= 0)
+            return err_set(e, KT_EINPUT, NULL, opt, "needs --tile (the tile height it was timed at)");
+        if (f->nstage_times != nst)
+            return err_set(e, KT_EINPUT, NULL, opt, "gives %d stage times; --stages gives %d stages",
+                           f->nstage_times, nst);
+        x->env.force_cta_tile_s = f->stage_cta_tile_s;
+    }
     ks_pipeline *pp = arena_calloc(a, 1, sizeof *pp);
     ks_plan *pl = arena_calloc(a, 2, sizeof *pl);
     if (!pp || !pl)
@@ -832,6 +847,7 @@ static int run_forced(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_w
     if (assemble(x, NULL, 0, o->rest_bsp, a, &none, &pl[1], e) ||
         assemble(x, pp, 1, o->rest_bsp, a, r, &pl[0], e))
         return -1;
+    pl[0].measured_stage_times = f->stage_cta_tile_s != NULL;
     pl[0].select = "imposed";
     pl[0].chosen = "imposed";
     pl[0].search_time_s = r->time_s;

@@ -23,6 +23,11 @@ typedef struct ks_force_spec {
     int nctas;
     int64_t tile_rows;     /* rows per tile, 0: the model's choice */
     int ctas_per_sm;       /* CTAs per SM of a stage_body runtime's kernel, 0: the hw's */
+    /* a stage_body runtime's measured stage times (a profile): per stage, one CTA's seconds for
+     * one tile at this tile height and CTAs per SM (its busy time: hand-offs, loads, math,
+     * stores; not its spinning), in place of the modelled stage body; NULL: the model's */
+    const double *stage_cta_tile_s;
+    int nstage_times;
 } ks_force_spec;
 
 /** Options of a kitsune run. */
@@ -77,6 +82,7 @@ typedef struct ks_plan {
     const char *rest;          /* "vf" or "bsp" */
     int rest_fallback;         /* 1: vf was unavailable, the rest ran bsp */
     int scheduler_shared;
+    int measured_stage_times;  /* 1: measured stage times priced the stage bodies (imposed) */
     int nrejected;             /* selected segments with no feasible mapping (run as the rest) */
     const ks_rejected *rejected;
     const kt_result *none;     /* the option without pipelines (the rest model alone), in full:

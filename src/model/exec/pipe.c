@@ -618,6 +618,7 @@ typedef struct stage_pre {
     const ks_stage *st;
     const stage_io *io;
     int body;                    /* a stage_body runtime */
+    double meas_cta_tile_s;      /* > 0: the stage's measured seconds per tile and CTA */
     double N, out_tile, room, acc_cap, tsync;
     double l2_Bps, dram_Bps, port, bcast_room;
     int sm_count;
@@ -634,6 +635,8 @@ static void stage_prep(const pipe_env *x, const ks_pipeline *p, const design *d,
     q->N = (double)cdiv64(p->stream_rows, tm);
     /* a stage_body runtime's kernel holds ctas_per_sm CTAs per SM: each gets its share */
     q->body = hw_has_stage_body(hw);
+    q->meas_cta_tile_s = q->body && x->force_stage_of && x->force_cta_tile_s ? x->force_cta_tile_s[s]
+                                                                             : 0.0;
     double kps = q->body ? (double)x->body_ctas_per_sm : 1.0;
     double staging = q->body ? hw->body_staging_bytes_per_row * (double)tm : io->smem_stage;
     q->room = hw_smem_bytes(hw) / kps - staging;
@@ -777,7 +780,11 @@ static void stage_split(pipe_env *x, const stage_pre *q, double comp, int c, int
                       t->b_fs / (hw->body_simt_GFLOPps * 1e9);
         double slow = 1.0 + (x->body_sharing - 1.0) * hw->body_coresident_slowdown_frac;
         double hand = (hw->body_handoff_ns + hw->body_poll_ns) * 1e-9;
-        t->body_s = (hand * xfers + rate * slow) / c;
+        /* a measured stage time replaces the hand-offs and the work (busy time, what the rates
+         * are fitted on); the spin on the queue counters (poll) is outside it */
+        t->body_s = q->meas_cta_tile_s > 0
+                  ? (q->meas_cta_tile_s + hw->body_poll_ns * 1e-9 * xfers) / c
+                  : (hand * xfers + rate * slow) / c;
         t->body_cta_s = t->body_s * (double)g;
     }
     t->period_s = split_period(comp, t->body_s, t->port_s, t->queue_s);
@@ -945,13 +952,14 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         is->cand_ctas = cand;
         /* a hit's terms are read in place (the cache is trimmed only between builds, and the
          * mapper's arrays are not read after the build) */
+        int uncached = force || x->force_cta_tile_s; /* measured stage times: never kept */
         pipe_cache_entry *c =
-            force ? NULL : cache_find(x, st, &d->io[s], p->stream_rows, tm, cand, ncand);
+            uncached ? NULL : cache_find(x, st, &d->io[s], p->stream_rows, tm, cand, ncand);
         double *buf;
         if (c) {
             buf = c->vals;
         } else {
-            if (x->cache && !force) { /* kept for the next segments with this stage */
+            if (x->cache && !uncached) { /* kept for the next segments with this stage */
                 arena *ca = &x->cache_arena;
                 c = arena_calloc(ca, 1, sizeof *c);
                 int *mem = arena_alloc(ca, (size_t)st->nmembers, sizeof(int));

@@ -159,6 +159,10 @@ typedef struct pipe_env {
     /* a design imposed by the caller (map --stages): per op (graph index) its stage, -1 for a
      * free op; NULL: the model's own stages (epilogue fusion) */
     const int *force_stage_of;
+    /* with force_stage_of and a stage_body: per stage of the imposed design, one CTA's measured
+     * seconds for one tile (ks_force_spec.stage_cta_tile_s) in place of the modelled stage body;
+     * NULL: the model's. Stages priced with them are never cached. */
+    const double *force_cta_tile_s;
     /* with an imposed allocation (pipe_build's force): rebuild the hidden-dimension design with
      * chunks of this many columns (0: the row design; negative: its accumulators in L2);
      * re-evaluations at another clock */
