@@ -34,6 +34,18 @@
       of each; writes DIR/ilp.csv and DIR/ilp-summary.md; --check guards ILP_GUARDS below.
       Cases file hw/calibrate/pipeline/ilp-cases.txt: the current mapper's (run11); run5's and
       run3's are in the git history (before stage_body.poll_ns).
+  python3 hw/calibrate/pipeline/model.py profile [--cases FILE]
+      The mapper on measured stage times: per combination of raw/run11-ilp-poll-h200, the stage
+      times (one CTA's busy time per tile) of its run of the model's own allocation, passed to
+      `kitsune map --stage-cta-tile-us`; with --cases, the resulting allocation, its one-CTA
+      neighbourhood, the model's allocation and run11's best as `pipe.py cases` input (the three
+      references twice), for `run.sh ilp FILE`.
+  python3 hw/calibrate/pipeline/model.py profilecheck [--check] [--out DIR]
+      That run (validation/pipeline/raw/run13-profile-h200): the profiled allocation against the
+      best measured one and the model's, Spearman over each neighbourhood, the run's noise;
+      writes DIR/profile.csv and DIR/profile-summary.md; --check guards PROFILE_GUARD below and
+      fails when the committed files are stale or the mapper's allocation from the profile is
+      no longer the one measured.
   python3 hw/calibrate/pipeline/model.py placement [--check] [--out DIR]
       Where the block scheduler puts each stage's CTAs (validation/pipeline/raw/run8-placement-h200,
       run.sh placement): the mapper's allocation and its fastest and slowest one-CTA neighbours of
@@ -476,6 +488,225 @@ def ilp(cases_path):
             for c in cases:
                 f.write("%s %s %d %d %s %s\n" % c)
         print("%d cases -> %s" % (len(cases), cases_path))
+
+
+# model.py profile: the measured run whose per-stage busy times are the profile (the mapper's
+# allocations of run11, one launch each)
+PROFILE_FROM = "run11-ilp-poll-h200"
+
+
+def profile_times(r):
+    """A measured run's stage times: per stage, one CTA's busy microseconds per tile (its busy
+    fraction of the stage's span over its tiles per CTA)."""
+    return [p["busy"] * p["span_us"] / (p["tiles"] / p["ctas"]) for p in r["prof"]]
+
+
+def kitsune_map_profiled(arch, names, tm, cps, times_us, alloc=None):
+    sets = ()
+    cmd_extra = ["--stage-cta-tile-us", ",".join("%.4f" % t for t in times_us)]
+    cmd = [BIN, "map", "--hw", HW, "--workload", os.path.join(WL, WORKLOAD[arch] + ".json"),
+           "--stages", stages_arg(arch, names), "--tile", str(tm), "--ctas-per-sm", str(cps),
+           "--format", "json"] + cmd_extra
+    if alloc:
+        cmd += ["--alloc", "-".join(str(a) for a in alloc)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        sys.exit("model.py: %s failed: %s" % (" ".join(cmd), p.stderr.strip()))
+    return json.loads(p.stdout)["pipelines"][0]
+
+
+def neighbours(a):
+    """Every allocation with one CTA moved from one stage to another."""
+    out = []
+    for i in range(len(a)):
+        for j in range(len(a)):
+            if i != j and a[i] > 1:
+                b = list(a)
+                b[i] -= 1
+                b[j] += 1
+                out.append(b)
+    return out
+
+
+def profile(cases_path):
+    """The mapper on measured stage times: per combination of PROFILE_FROM, the stage times of
+    its run of the model's allocation; the mapper's allocation from them (profiled), its one-CTA
+    neighbourhood, the model's own allocation (ilp) and PROFILE_FROM's best allocation
+    (best-measured), as `pipe.py cases` lines (each allocation once)."""
+    raw = os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_FROM)
+    groups, order = {}, []
+    for line in open(os.path.join(raw, "sweep.jsonl")):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        key = (r["pipeline"], r["arch"], r["tile_rows"], r["minb"])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(r)
+    cases = []
+    for key in order:
+        pipe, arch, tm, cps = key
+        rs = groups[key]
+        names = rs[0]["stages"].split("-")
+        src = next(r for r in rs if r["kind"] == "ilp")
+        times = profile_times(src)
+        pa = [s["ctas"] for s in kitsune_map_profiled(arch, names, tm, cps, times)["stages"]]
+        ma = [s["ctas"] for s in kitsune_map(arch, names, tm, cps)["stages"]]
+        best = min(rs, key=lambda r: r["time_s"])
+        print("%s %s TM %d x%d: profile (us) %s from %s; profiled %s, model %s, %s best %s" % (
+            pipe, arch, tm, cps, " ".join("%.2f" % t for t in times), src["alloc"],
+            "-".join(map(str, pa)), "-".join(map(str, ma)), PROFILE_FROM, best["alloc"]))
+        seen = set()
+        for a, kind in ([(pa, "profiled"), ([int(x) for x in best["alloc"].split("-")],
+                                            "best-measured"), (ma, "ilp")] +
+                        [(b, "profiled-neighbour") for b in neighbours(pa)]):
+            k = "-".join(map(str, a))
+            if k not in seen:
+                seen.add(k)
+                cases.append((pipe, arch, tm, cps, k, kind))
+    # the three reference allocations once more at the end of their group: the run's noise
+    cases += [c[:5] + (c[5] + "-repeat",) for c in cases
+              if c[5] in ("profiled", "best-measured", "ilp")]
+    if cases_path:
+        with open(cases_path, "w") as f:
+            for c in cases:
+                f.write("%s %s %d %d %s %s\n" % c)
+        print("%d cases -> %s" % (len(cases), cases_path))
+
+
+# run.sh ilp profile-cases.txt (model.py profile --cases): the allocations the mapper derives from
+# measured stage times, their neighbourhoods and the reference allocations, on the H200
+PROFILE_RAW = "run13-profile-h200"
+# issue 14's goal for the mapper: its allocation within 5% of the best measured one. With measured
+# stage times 8 of 9 combinations met it when the run landed; the ninth (mgn-mc, 1.052x) is within
+# the run's noise (the same allocation timed twice differed by up to 3.8%). --check guards that
+# (at least 8 within 5%, none beyond 6%) and fails when the mapper's allocation from the profile
+# is no longer the one measured (re-run model.py profile --cases and run.sh ilp then)
+PROFILE_GUARD = {"within_5pct_min": 8, "max_ratio": 1.06}
+
+
+def profilecheck(check, dest):
+    """The mapper on measured stage times against the GPU (PROFILE_RAW)."""
+    src = os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_FROM, "sweep.jsonl")
+    prof = {}
+    for line in open(src):
+        r = json.loads(line)
+        if r.get("status") == "ok" and r["kind"] == "ilp":
+            prof[(r["arch"], r["tile_rows"], r["minb"])] = (r["alloc"], profile_times(r))
+    raw = os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_RAW)
+    groups, order = {}, []
+    for line in open(os.path.join(raw, "sweep.jsonl")):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        key = (r["arch"], r["tile_rows"], r["minb"])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(r)
+    lines = ["# The mapper on measured stage times", "",
+             "Generated by `python3 hw/calibrate/pipeline/model.py profilecheck` from `raw/%s` "
+             "(`run.sh ilp profile-cases.txt`, cases from `model.py profile`). The profile: per "
+             "stage, one CTA's busy time per tile in `raw/%s`'s run of the model's own allocation "
+             "(one launch's clock64 counters). `kitsune map --hw %s --stage-cta-tile-us` maps "
+             "from those times (the paper's ILP takes each op's measured throughput the same "
+             "way); its allocation (profiled), every allocation one CTA away from it, the "
+             "model's own allocation (model) and the best allocation of `raw/%s` were timed in "
+             "one run, the three references twice (first and last: the run's noise). Times: the "
+             "mean of an allocation's launches in this run." % (
+                 PROFILE_RAW, PROFILE_FROM, HW, PROFILE_FROM), "",
+             "| stages | TM | CTAs/SM | profile (us per tile and CTA) | profiled allocation | us "
+             "| best measured | us | profiled / best | rank | model's allocation | model / best "
+             "| Spearman (profile) | Spearman (model) | predicted us (profile) |",
+             "|---|---:|---:|---|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+    ratios, mratios, noise, fails, rows = [], [], [], [], []
+    rho_p, rho_m = [], []
+    for key in order:
+        arch, tm, cps = key
+        rs = groups[key]
+        names = rs[0]["stages"].split("-")
+        _, times = prof[key]
+        per = {}
+        for r in rs:
+            per.setdefault(r["alloc"], []).append(r["time_s"])
+        for k in ("profiled", "best-measured", "ilp"):
+            t = [r["time_s"] for r in rs if r["kind"] in (k, k + "-repeat")]
+            if len(t) == 2:
+                noise.append(abs(t[0] - t[1]) / (0.5 * (t[0] + t[1])))
+        mean = {a: sum(v) / len(v) for a, v in per.items()}
+        pa = next(r["alloc"] for r in rs if r["kind"] == "profiled")
+        ma = next(r["alloc"] for r in rs if r["kind"] == "ilp")
+        now = "-".join(str(s_["ctas"]) for s_ in
+                       kitsune_map_profiled(arch, names, tm, cps, times)["stages"])
+        if now != pa:
+            fails.append("%s TM%d x%d: the mapper now gives %s from the profile, the run measured "
+                         "%s (re-run model.py profile --cases and run.sh ilp)" % (arch, tm, cps,
+                                                                                  now, pa))
+        best = min(mean, key=lambda a: (mean[a], a))
+        nb = [r["alloc"] for r in rs if r["kind"] in ("profiled", "profiled-neighbour")]
+        rank = sorted(nb, key=lambda a: mean[a]).index(pa) + 1
+        pred_p = {a: kitsune_map_profiled(arch, names, tm, cps, times,
+                                          [int(x) for x in a.split("-")])["time_s"] for a in nb}
+        pred_m = {a: kitsune_map(arch, names, tm, cps, [int(x) for x in a.split("-")])["time_s"]
+                  for a in nb}
+        rp = spearman([mean[a] for a in nb], [pred_p[a] for a in nb])
+        rm = spearman([mean[a] for a in nb], [pred_m[a] for a in nb])
+        rho_p.append(rp)
+        rho_m.append(rm)
+        ratio, mratio = mean[pa] / mean[best], mean[ma] / mean[best]
+        ratios.append(ratio)
+        mratios.append(mratio)
+        if ratio > PROFILE_GUARD["max_ratio"]:
+            fails.append("%s TM%d x%d: the profiled allocation is %.3fx the best measured" % (
+                arch, tm, cps, ratio))
+        lines.append("| %s | %d | %d | %s | %s | %.1f | %s | %.1f | %.3f | %d/%d | %s | %.3f | "
+                     "%.2f | %.2f | %.1f (%+.1f%%) |" % (
+                         arch, tm, cps, " ".join("%.2f" % t for t in times), pa, mean[pa] * 1e6,
+                         best, mean[best] * 1e6, ratio, rank, len(nb), ma, mratio, rp, rm,
+                         pred_p[pa] * 1e6, 100 * (pred_p[pa] / mean[pa] - 1)))
+        for a in sorted(per):
+            kinds = sorted(set(r["kind"] for r in rs if r["alloc"] == a))
+            rows.append([arch, tm, cps, a, "+".join(kinds), len(per[a]), "%.6g" % mean[a],
+                         "%.6g" % pred_p[a] if a in pred_p else "",
+                         "%.6g" % pred_m[a] if a in pred_m else ""])
+    noise.sort()
+    if sum(1 for x in ratios if x <= 1.05) < PROFILE_GUARD["within_5pct_min"]:
+        fails.append("the profiled allocation is within 5%% of the best in %d of %d combinations"
+                     % (sum(1 for x in ratios if x <= 1.05), len(ratios)))
+    lines += ["", "With measured stage times the mapper's allocation is within 5%% of the best "
+              "measured allocation in %d of %d combinations (%.3f-%.3fx); the model's own "
+              "allocation, from modelled stage times, in %d of %d (%.3f-%.3fx). Spearman over "
+              "each neighbourhood: median %.2f with measured stage times, %.2f with the model's. "
+              "The same allocation timed twice in the run differs by %.1f%% (median) and %.1f%% "
+              "(max)." % (sum(1 for x in ratios if x <= 1.05), len(ratios), min(ratios),
+                          max(ratios), sum(1 for x in mratios if x <= 1.05), len(mratios),
+                          min(mratios), max(mratios), quantile(sorted(rho_p), 0.5),
+                          quantile(sorted(rho_m), 0.5), 100 * quantile(noise, 0.5),
+                          100 * noise[-1])]
+    lines.append("Spearman over a one-CTA neighbourhood ranks times that differ by 1-3%, about the "
+                 "run's noise; across the allocation sweeps (model-summary.md) it is 0.78-0.99. "
+                 "Predicted with the profile: the pipeline model's time given the measured stage "
+                 "times (fill plus the slowest stage, the poll added); its shortfall is the "
+                 "coupling of near-balanced stages through their rings (trace.md).")
+    with open(os.path.join(dest, "profile.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["arch", "tile_rows", "ctas_per_sm", "allocation", "kind", "launches",
+                    "time_s", "predicted_measured_stage_times_s", "predicted_model_s"])
+        w.writerows(rows)
+    report(dest, "profile-summary.md", lines)
+    here = os.path.join(ROOT, "validation", "pipeline")
+    if check:
+        for name in ("profile-summary.md", "profile.csv"):
+            if open(os.path.join(dest, name)).read() != open(os.path.join(here, name)).read():
+                fails.append("validation/pipeline/%s is out of date (run model.py profilecheck)"
+                             % name)
+    print(lines[-2])
+    if check and fails:
+        for m in fails:
+            print("model.py: " + m, file=sys.stderr)
+        return 1
+    return 0
 
 
 # run.sh ilp: run11 the mapper's allocations with stage_body.poll_ns (H200, held out: the guards
@@ -955,6 +1186,87 @@ def placement(check, dest):
 TRACE_RAW = "run10-trace-h200"
 
 
+def ring_queues(arch, a, depth=2):
+    """The runtime's rings for allocation a (pipe.py build_mgn / build_nerf): per queue its
+    producer stage, consumer stages and slots (depth x the larger CTA count of its ends; mgn-mc's
+    e_in ring, read by fc1 and ln_res, depth x every stage's CTAs)."""
+    n = len(a)
+    if arch == "mgn-mc":
+        return [(0, [1, n - 1], depth * sum(a))] + [
+            (i, [i + 1], depth * max(a[i], a[i + 1])) for i in range(1, n - 1)]
+    return [(i, [i + 1], depth * max(a[i], a[i + 1])) for i in range(n - 1)]
+
+
+def ring_recurrence(busy, a, queues, tiles, lat):
+    """The runtime's schedule, tile by tile: stage s's CTA t mod a[s] starts tile t when it has
+    finished its previous tile, every input of t was published lat ago and the slot t takes was
+    freed by every consumer of its tile t - slots lat ago; it is busy for busy[s]. Returns when
+    the last tile is done (s)."""
+    n = len(busy)
+    done = [[0.0] * tiles for _ in range(n)]
+    inq = [[] for _ in range(n)]
+    outq = [None] * n
+    for q in queues:
+        outq[q[0]] = q
+        for c in q[1]:
+            inq[c].append(q)
+    for t in range(tiles):
+        for s in range(n):
+            st = done[s][t - a[s]] if t >= a[s] else 0.0
+            for q in inq[s]:
+                st = max(st, done[q[0]][t] + lat)
+            q = outq[s]
+            if q and t >= q[2]:
+                for c in q[1]:
+                    st = max(st, done[c][t - q[2]] + lat)
+            done[s][t] = st + busy[s]
+    return max(d[-1] for d in done)
+
+
+def coupling():
+    """trace.md's last section: the traced launches predicted from their own per-stage busy
+    times, by fill plus the slowest stage and by the tile-by-tile schedule of the rings."""
+    hw = json.load(open(os.path.join(ROOT, "hw", HW + ".json")))
+    lat = hw["stage_body"]["handoff_ns"]
+    rows, e_max, e_rec, e_half = [], [], [], []
+    for r in ok_records(TRACE_RAW, "placement.jsonl"):
+        if not r.get("service"):
+            continue
+        a = [int(x) for x in r["alloc"].split("-")]
+        busy = [p["busy"] * p["span_us"] * 1e3 / (p["tiles"] / p["ctas"]) for p in r["prof"]]
+        n, T = r["tiles"], r["time_s"] * 1e9
+        mx = sum(busy) + (n - 1) * max(b / c for b, c in zip(busy, a))
+        rc = ring_recurrence(busy, a, ring_queues(r["arch"], a), n, lat)
+        e_max.append(mx / T - 1)
+        e_rec.append(rc / T - 1)
+        e_half.append(ring_recurrence(busy, a, ring_queues(r["arch"], a), n, lat / 2) / T - 1)
+        rows.append("| %s | %d | %d | %s | %s | %.0f | %+.1f%% | %+.1f%% |" % (
+            r["arch"], r["tile_rows"], r["minb"], r["kind"], r["alloc"], T / 1e3,
+            100 * e_max[-1], 100 * e_rec[-1]))
+    am = sorted(abs(x) for x in e_max)
+    ar = sorted(abs(x) for x in e_rec)
+    ah = sorted(abs(x) for x in e_half)
+    return ["", "## Coupling through the rings", "",
+            "Each traced launch predicted from its own stages' busy times (the table above, "
+            "measured): by fill plus (tiles - 1) x the slowest stage's busy time / CTAs, the "
+            "form of the model's time; and by the runtime's schedule tile by tile (each CTA "
+            "takes its tiles in turn, t -> t mod CTAs; a tile starts when the CTA's previous "
+            "tile is done, its input was published and the ring slot it takes was freed by its "
+            "consumers, each hand-off seen %.0f ns later: the `calib.cu` hand-off per tile, "
+            "which holds both sides' fences, so an upper end of the delay; "
+            "`ring_recurrence` in model.py). The slowest stage alone misses by %.1f%% "
+            "(median |error|); the schedule through the rings by %.1f%% (%.1f%% with half that "
+            "delay): near-balanced stages hold each "
+            "other up through rings of 2 x CTAs slots, a loss the bottleneck form cannot "
+            "show. With the model's stage times instead of the measured ones the same schedule "
+            "does not help (their errors of up to 10-15%% per stage decide which stages are "
+            "near-balanced), so the model keeps the bottleneck form and `stage_body.poll_ns`." % (
+                lat, 100 * quantile(am, 0.5), 100 * quantile(ar, 0.5), 100 * quantile(ah, 0.5)),
+            "", "| stages | TM | CTAs/SM | kind | allocation | measured us | fill + slowest stage "
+            "| ring schedule |",
+            "|---|---:|---:|---|---|---:|---:|---:|"] + rows
+
+
 def trace(check, dest):
     """Per-tile stage times of the traced launches against the model's stage times."""
     lines = ["# Per-tile stage times on the H200", "",
@@ -1005,6 +1317,7 @@ def trace(check, dest):
               "percentile at most %.2fx the mean." % (len(cvs), quantile(cvs, 0.5), cvs[-1],
                                                          max(tails)), ""]
     lines += ["- " + x for x in sums]
+    lines += coupling()
     here = os.path.join(ROOT, "validation", "pipeline")
     report(dest, "trace.md", lines)
     if check and open(os.path.join(dest, "trace.md")).read() != open(
@@ -1024,13 +1337,16 @@ def main():
         fit("--write" in a, "--poll" in a)
         return 0
     reports = {"compare": compare, "dram": dram, "ilpcheck": ilpcheck, "ring": ring,
-               "trace": trace, "placement": placement}
+               "trace": trace, "placement": placement, "profilecheck": profilecheck}
     if a[0] in reports:
         dest = a[a.index("--out") + 1] if "--out" in a else os.path.join(ROOT, "validation",
                                                                           "pipeline")
         return reports[a[0]]("--check" in a, dest)
     if a[0] == "ilp":
         ilp(a[a.index("--cases") + 1] if "--cases" in a else None)
+        return 0
+    if a[0] == "profile":
+        profile(a[a.index("--cases") + 1] if "--cases" in a else None)
         return 0
     sys.exit("model.py: unknown command %s (see --help)" % a[0])
 
