@@ -130,12 +130,17 @@ def runs():
     return out
 
 
-def kitsune_map(arch, names, tm, cps, alloc=None, hw=HW, sets=()):
+def kitsune_map(arch, names, tm, cps, alloc=None, hw=HW, sets=(), times_us=None):
+    """The one pipeline of `kitsune map` with the runtime's stages, tile height and CTAs per SM
+    imposed, and the allocation (None: the mapper's) and measured stage times (None: the
+    model's stage bodies) when given."""
     cmd = [BIN, "map", "--hw", hw, "--workload", os.path.join(WL, WORKLOAD[arch] + ".json"),
            "--stages", stages_arg(arch, names), "--tile", str(tm), "--ctas-per-sm", str(cps),
            "--format", "json"]
     for kv in sets:
         cmd += ["--set", kv]
+    if times_us:
+        cmd += ["--stage-cta-tile-us", ",".join("%.4f" % t for t in times_us)]
     if alloc:
         cmd += ["--alloc", "-".join(str(a) for a in alloc)]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -451,6 +456,14 @@ def compare(check, dest):
     return 0
 
 
+def write_cases(cases, path):
+    """`pipe.py cases` input: one `pipe arch tm ctas_per_sm alloc kind` line per case."""
+    with open(path, "w") as f:
+        for c in cases:
+            f.write("%s %s %d %d %s %s\n" % c)
+    print("%d cases -> %s" % (len(cases), path))
+
+
 def ilp(cases_path):
     seen = set()
     cases = []
@@ -475,19 +488,10 @@ def ilp(cases_path):
         print("%s %s --tm %d --cps %d --alloc %s   # predicted %.1f us" % (
             r["pipeline"], r["arch"], r["tm"], r["cps"], alloc, p["time_s"] * 1e6))
         cases.append((r["pipeline"], r["arch"], r["tm"], r["cps"], alloc, "ilp"))
-        for i in range(len(a)):
-            for j in range(len(a)):
-                if i != j and a[i] > 1:
-                    b = list(a)
-                    b[i] -= 1
-                    b[j] += 1
-                    cases.append((r["pipeline"], r["arch"], r["tm"], r["cps"],
-                                  "-".join(str(c) for c in b), "ilp-neighbour"))
+        cases += [(r["pipeline"], r["arch"], r["tm"], r["cps"], "-".join(str(c) for c in b),
+                   "ilp-neighbour") for b in neighbours(a)]
     if cases_path:
-        with open(cases_path, "w") as f:
-            for c in cases:
-                f.write("%s %s %d %d %s %s\n" % c)
-        print("%d cases -> %s" % (len(cases), cases_path))
+        write_cases(cases, cases_path)
 
 
 # model.py profile: the measured run whose per-stage busy times are the profile (the mapper's
@@ -502,17 +506,23 @@ def profile_times(r):
 
 
 def kitsune_map_profiled(arch, names, tm, cps, times_us, alloc=None):
-    sets = ()
-    cmd_extra = ["--stage-cta-tile-us", ",".join("%.4f" % t for t in times_us)]
-    cmd = [BIN, "map", "--hw", HW, "--workload", os.path.join(WL, WORKLOAD[arch] + ".json"),
-           "--stages", stages_arg(arch, names), "--tile", str(tm), "--ctas-per-sm", str(cps),
-           "--format", "json"] + cmd_extra
-    if alloc:
-        cmd += ["--alloc", "-".join(str(a) for a in alloc)]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        sys.exit("model.py: %s failed: %s" % (" ".join(cmd), p.stderr.strip()))
-    return json.loads(p.stdout)["pipelines"][0]
+    return kitsune_map(arch, names, tm, cps, alloc, times_us=times_us)
+
+
+def sweep_groups(raw, key):
+    """The ok records of raw/sweep.jsonl grouped by key(record): ({key: [records]}, keys in
+    file order)."""
+    groups, order = {}, []
+    for line in open(os.path.join(raw, "sweep.jsonl")):
+        r = json.loads(line)
+        if r.get("status") != "ok":
+            continue
+        k = key(r)
+        if k not in groups:
+            groups[k] = []
+            order.append(k)
+        groups[k].append(r)
+    return groups, order
 
 
 def neighbours(a):
@@ -533,17 +543,8 @@ def profile(cases_path):
     its run of the model's allocation; the mapper's allocation from them (profiled), its one-CTA
     neighbourhood, the model's own allocation (ilp) and PROFILE_FROM's best allocation
     (best-measured), as `pipe.py cases` lines (each allocation once)."""
-    raw = os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_FROM)
-    groups, order = {}, []
-    for line in open(os.path.join(raw, "sweep.jsonl")):
-        r = json.loads(line)
-        if r.get("status") != "ok":
-            continue
-        key = (r["pipeline"], r["arch"], r["tile_rows"], r["minb"])
-        if key not in groups:
-            groups[key] = []
-            order.append(key)
-        groups[key].append(r)
+    groups, order = sweep_groups(os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_FROM),
+                                 lambda r: (r["pipeline"], r["arch"], r["tile_rows"], r["minb"]))
     cases = []
     for key in order:
         pipe, arch, tm, cps = key
@@ -569,10 +570,7 @@ def profile(cases_path):
     cases += [c[:5] + (c[5] + "-repeat",) for c in cases
               if c[5] in ("profiled", "best-measured", "ilp")]
     if cases_path:
-        with open(cases_path, "w") as f:
-            for c in cases:
-                f.write("%s %s %d %d %s %s\n" % c)
-        print("%d cases -> %s" % (len(cases), cases_path))
+        write_cases(cases, cases_path)
 
 
 # run.sh ilp profile-cases.txt (model.py profile --cases): the allocations the mapper derives from
@@ -594,17 +592,8 @@ def profilecheck(check, dest):
         r = json.loads(line)
         if r.get("status") == "ok" and r["kind"] == "ilp":
             prof[(r["arch"], r["tile_rows"], r["minb"])] = (r["alloc"], profile_times(r))
-    raw = os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_RAW)
-    groups, order = {}, []
-    for line in open(os.path.join(raw, "sweep.jsonl")):
-        r = json.loads(line)
-        if r.get("status") != "ok":
-            continue
-        key = (r["arch"], r["tile_rows"], r["minb"])
-        if key not in groups:
-            groups[key] = []
-            order.append(key)
-        groups[key].append(r)
+    groups, order = sweep_groups(os.path.join(ROOT, "validation", "pipeline", "raw", PROFILE_RAW),
+                                 lambda r: (r["arch"], r["tile_rows"], r["minb"]))
     lines = ["# The mapper on measured stage times", "",
              "Generated by `python3 hw/calibrate/pipeline/model.py profilecheck` from `raw/%s` "
              "(`run.sh ilp profile-cases.txt`, cases from `model.py profile`). The profile: per "
@@ -822,22 +811,13 @@ def ilpcheck(check, dest):
 
 def ilp_run(label, raw):
     stats = []
-    groups = {}
-    order = []
     gpu = "?"
     for line in open(os.path.join(raw, "log.txt")):
         if line.startswith("NVIDIA "):
             gpu = line.split(",")[0]
             break
-    for line in open(os.path.join(raw, "sweep.jsonl")):
-        r = json.loads(line)
-        if r.get("status") != "ok":
-            continue
-        key = (r["pipeline"], r["arch"], r["tile_rows"], r["minb"])
-        if key not in groups:
-            groups[key] = []
-            order.append(key)
-        groups[key].append(r)
+    groups, order = sweep_groups(raw, lambda r: (r["pipeline"], r["arch"], r["tile_rows"],
+                                                 r["minb"]))
     rows = []
     summary = []
     fails = []
