@@ -25,6 +25,7 @@ typedef struct ks_ctx {
     arena scratch;           /* the memo's pipelines are built here, then copied */
     struct ks_memo **memo;   /* per first op: the exact-search builds of its segments */
     arena memo_arena;        /* what they hold; freed with the run's context */
+    int refine;              /* seg_cost: a segment the exact search built costs its time */
 } ks_ctx;
 
 /* One segment built by the exact search (pipe_build, PIPE_EXACT): deterministic in (first,
@@ -51,12 +52,25 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
     return kt_count_add(p->dram_read_bytes, p->dram_write_bytes) > b;
 }
 
+/* The exact search's build of ops first..last when the memo has it, else NULL. */
+static const ks_memo *memo_peek(const ks_ctx *x, int first, int last)
+{
+    const ks_memo *m = x->memo ? x->memo[first] : NULL;
+    while (m && m->last != last)
+        m = m->next;
+    return m;
+}
+
 /* Selection cost of ops first..last as one pipeline: its time with the greedy allocation, or -1
- * when it moves more DRAM bytes than bsp. Scratch memory is released after each evaluation. */
+ * when it moves more DRAM bytes than bsp (x->refine: the exact search's time of a segment it
+ * has built). Scratch memory is released after each evaluation. */
 static double seg_cost(void *vx, int first, int last, double budget_s)
 {
     (void)budget_s;
     ks_ctx *x = vx;
+    const ks_memo *m = x->refine ? memo_peek(x, first, last) : NULL;
+    if (m)
+        return m->est_s;
     arena_pos mark = arena_mark(x->a);
     double t = -1;
     int64_t dram = 0;
@@ -858,6 +872,80 @@ static int run_forced(ks_ctx *x, const hw_gpu *hw, const wl_graph *g, const op_w
     return 0;
 }
 
+/* The end-to-end time of segments seg (n) with the exact search's pipelines, the rest as
+ * rest_bsp says; none_s when it keeps no pipeline. */
+static int set_time(ks_ctx *x, const sel_seg *seg, int n, int rest_bsp, double none_s, arena *a,
+                    double *t, kt_err *e)
+{
+    ks_pipeline *pp;
+    int np;
+    kt_result rk;
+    ks_plan pk;
+    memset(&pk, 0, sizeof pk);
+    arena_pos mark = arena_mark(a);
+    if (build_set(x, seg, n, PIPE_EXACT, a, &pp, &np, &pk, e))
+        return -1;
+    if (!np)
+        *t = none_s;
+    else if (assemble(x, pp, np, rest_bsp, a, &rk, &pk, e))
+        return -1;
+    else
+        *t = rk.time_s;
+    arena_release(a, mark);
+    x->kept = NULL; /* released with the estimate's items */
+    return 0;
+}
+
+enum { REFINE_ROUNDS = 3 };
+
+/* run_ctx's set 5: the DP again on the exact times of the segments built so far, from its first
+ * answer (seg, n); into out, nout and t the best answer found (none: 0 segments, t infinite). */
+static int refine_search(ks_ctx *x, const wl_graph *g, const op_work *works, const double *rest_s,
+                         const sel_seg *seg, int n, int rest_bsp, arena *a, const sel_seg **out,
+                         int *nout, double *t, double none_s, kt_err *e)
+{
+    *out = NULL;
+    *nout = 0;
+    *t = INFINITY;
+    for (int round = 0; round < REFINE_ROUNDS; round++) {
+        int optimistic = 0;
+        for (int k = 0; k < n && !optimistic; k++) {
+            const ks_memo *m = exact_build(x, seg[k].first, seg[k].last);
+            if (!m)
+                return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+            double est = seg_cost(x, seg[k].first, seg[k].last, 0);
+            optimistic = est >= 0 && (m->est_s < 0 || m->est_s > est * (1 + 1e-9));
+        }
+        if (!optimistic)
+            break;
+        sel_seg *nx = arena_calloc(a, (size_t)g->nop + 1, sizeof *nx);
+        if (!nx)
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        double dp_s;
+        x->refine = 1;
+        int nn = sel_search(g, works, rest_s, g->nop, seg_cost, seg_lb, x, a, nx, g->nop, &dp_s);
+        x->refine = 0;
+        if (nn < 0)
+            return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
+        int same = nn == n;
+        for (int k = 0; k < nn && same; k++)
+            same = nx[k].first == seg[k].first && nx[k].last == seg[k].last;
+        if (same)
+            break;
+        double tk;
+        if (set_time(x, nx, nn, rest_bsp, none_s, a, &tk, e))
+            return -1;
+        if (tk < *t) {
+            *t = tk;
+            *out = nx;
+            *nout = nn;
+        }
+        seg = nx;
+        n = nn;
+    }
+    return 0;
+}
+
 int ks_run(const hw_gpu *hw, const wl_graph *g, const op_work *works, const cost_ctx *c,
            const ks_opts *o, arena *a, kt_result *r, kt_err *e)
 {
@@ -911,7 +999,8 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     if (ndp < 0)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     /* candidate sets: 0 patterns, 1 the DP's segments merged, 2 none, 3 the DP's own, 4 the
-     * longest runs of pipelinable ops; each estimated end to end (exact search per pipeline) */
+     * longest runs of pipelinable ops, 5 the DP's own on exact times (refine_search); each
+     * estimated end to end (exact search per pipeline) */
     sel_seg *raw = arena_calloc(a, (size_t)g->nop + 1, sizeof *raw);
     sel_seg *run = arena_calloc(a, (size_t)g->nop + 1, sizeof *run);
     if (!raw || !run)
@@ -920,12 +1009,13 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     int nraw = ndp;
     ndp = merge_neighbours(x, rest_s, dp, ndp);
     int nrun = longest_runs(g, works, run);
-    enum { NSETS = 5 };
-    const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run};
-    int nsets[NSETS] = {npat, ndp, 0, nraw, nrun};
+    enum { NSETS = 6 };
+    const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run, NULL};
+    int nsets[NSETS] = {npat, ndp, 0, nraw, nrun, 0};
     double est[NSETS];
     est[2] = res[2].time_s;
-    for (int k = 0; k < NSETS; k++) {
+    est[5] = INFINITY;
+    for (int k = 0; k < NSETS - 1; k++) {
         if (k == 2)
             continue;
         ks_pipeline *pp;
@@ -947,11 +1037,21 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
         arena_release(a, mark);
         x->kept = NULL; /* released with the estimate's items */
     }
+    /* The DP priced its segments with the fluid estimate. Where the exact search finds one of
+     * the segments it chose slower than that, the DP runs again with the exact time of every
+     * segment built so far (and builds what it then chooses), until it chooses segments whose
+     * exact times are no worse than their estimates, repeats itself, or REFINE_ROUNDS pass; the
+     * best of its answers is set 5. A choice made on optimistic estimates is otherwise final,
+     * and more hardware could make kitsune slower through it. */
+    if (refine_search(x, g, works, rest_s, raw, nraw, o->rest_bsp, a, &sets[5], &nsets[5], &est[5],
+                      res[2].time_s, e))
+        return -1;
     if (!o->why) { /* only the explanations ask the memo again */
         arena_free(&x->memo_arena);
         x->memo = NULL;
     }
-    static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search"};
+    static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search",
+                                            "search"};
     int pick = 0;
     if (o->select != KS_SELECT_PATTERNS) {
         /* the search's answer is the best of every set */
@@ -1015,15 +1115,15 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     pl->none = &res[2];
     pl->none_plan = &plan[2];
     if (o->why) { /* every candidate of the patterns, the search and the longest runs */
-        const sel_seg *src[3] = {pat, dp, run};
-        const int nsrc[3] = {npat, ndp, nrun};
-        static const char *const SRC[3] = {"patterns", "search", "longest run"};
-        int total = npat + ndp + nrun;
+        const sel_seg *src[4] = {pat, dp, run, sets[5]};
+        const int nsrc[4] = {npat, ndp, nrun, nsets[5]};
+        static const char *const SRC[4] = {"patterns", "search", "longest run", "search"};
+        int total = npat + ndp + nrun + nsets[5];
         pl->cands = arena_calloc(a, (size_t)total + 1, sizeof *pl->cands);
         if (!pl->cands)
             return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
         pl->ncands = 0;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             for (int i = 0; i < nsrc[k]; i++) {
                 int dup = 0;
                 for (int j = 0; j < pl->ncands; j++)
