@@ -1015,28 +1015,11 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     double est[NSETS];
     est[2] = res[2].time_s;
     est[5] = INFINITY;
-    for (int k = 0; k < NSETS - 1; k++) {
-        if (k == 2)
-            continue;
-        ks_pipeline *pp;
-        int np;
-        kt_result rk;
-        ks_plan pk;
-        memset(&pk, 0, sizeof pk);
-        arena_pos mark = arena_mark(a);
-        if (build_set(x, sets[k], nsets[k], PIPE_EXACT, a, &pp, &np, &pk, e))
+    /* only the time is kept (the winner is rebuilt below); a set that keeps no pipeline runs as
+     * the run without pipelines */
+    for (int k = 0; k < NSETS - 1; k++)
+        if (k != 2 && set_time(x, sets[k], nsets[k], o->rest_bsp, res[2].time_s, a, &est[k], e))
             return -1;
-        /* only the time is kept (the winner is rebuilt below); a set that keeps no pipeline
-         * runs as the run without pipelines */
-        if (!np)
-            est[k] = res[2].time_s;
-        else if (assemble(x, pp, np, o->rest_bsp, a, &rk, &pk, e))
-            return -1;
-        else
-            est[k] = rk.time_s;
-        arena_release(a, mark);
-        x->kept = NULL; /* released with the estimate's items */
-    }
     /* The DP priced its segments with the fluid estimate. Where the exact search finds one of
      * the segments it chose slower than that, the DP runs again with the exact time of every
      * segment built so far (and builds what it then chooses), until it chooses segments whose
