@@ -7,7 +7,9 @@ CUDA-graph replay after a 256 MiB flush. A mechanism fitted on part of these row
 in its source column (FIT below); the rest, and the applications' own short kernels, stay held
 out. Standard-library Python.
 
-usage: python3 hw/calibrate/apps/collect_short_probe.py [RAW_DIR] [--date YYYY-MM-DD] [--fit]"""
+usage: python3 hw/calibrate/apps/collect_short_probe.py [RAW_DIR] [--date YYYY-MM-DD] [--fit]
+       python3 hw/calibrate/apps/collect_short_probe.py --gaps RAW_K_A RAW_K_B
+           (the launch gap inside a graph from two --copies runs; see gaps())"""
 import json
 import os
 import sys
@@ -86,7 +88,43 @@ def fit_fixed(probe):
     return med * 1e3, res
 
 
+def gaps(dir_a, dir_b):
+    """The launch gap of a kernel inside a CUDA graph, from two runs of the probe with K_a < K_b
+    copies per graph (short_probe.py --copies): per case, (replay_b - replay_a) / (K_b - K_a) is
+    one copy's time inside a graph with the host's graph launch cancelled; less the copy's
+    kernel durations (CUPTI, the mean over the K_b copies of one replay) and over its kernels,
+    the gap each kernel adds. Returns [(kind, R, C, kernels per copy, per-copy us, kernel us,
+    gap us per kernel)]."""
+    runs = []
+    for d in (dir_a, dir_b):
+        with open(os.path.join(d, "short_probe.json")) as f:
+            runs.append({(c["kind"], c["R"], c["C"]): c for c in json.load(f)["cases"]
+                         if "error" not in c and c.get("kernels")})
+    out = []
+    for key, ca in runs[0].items():
+        cb = runs[1].get(key)
+        if not cb:
+            continue
+        ka, kb = ca["copies"], cb["copies"]
+        per = (cb["time_s"] - ca["time_s"]) / (kb - ka) * 1e6
+        nk = len(cb["kernels"]) / kb
+        kern = sum(x[3] for x in cb["kernels"]) / kb
+        out.append(key + (nk, per, kern, (per - kern) / nk))
+    return out
+
+
 def main():
+    if "--gaps" in sys.argv:
+        i = sys.argv.index("--gaps")
+        g = gaps(sys.argv[i + 1], sys.argv[i + 2])
+        for kind, R, C, nk, per, kern, gap in g:
+            print("%-9s R=%-6d C=%-5d kernels %.0f  per copy %7.2f us  kernels %7.2f us  gap %5.2f "
+                  "us per kernel" % (kind, R, C, nk, per, kern, gap))
+        v = sorted(x[-1] for x in g)
+        n = len(v)
+        print("%d cases: gap per kernel median %.3f us, quartiles %.3f-%.3f us" % (
+            n, v[n // 2], v[n // 4], v[(3 * n) // 4]))
+        return
     args = [a for a in sys.argv[1:] if a != "--fit"]
     date = "(date not given)"
     if "--date" in args:
