@@ -26,7 +26,15 @@ typedef struct ks_ctx {
     struct ks_memo **memo;   /* per first op: the exact-search builds of its segments */
     arena memo_arena;        /* what they hold; freed with the run's context */
     int refine;              /* seg_cost: a segment the exact search built costs its time */
+    struct seg_memo *cm;     /* seg_cost's answers by (first, last): the second pass reuses them */
+    int cm_cap, cm_n;        /* its slots (a power of two) and those in use */
 } ks_ctx;
+
+/* One seg_cost answer. */
+typedef struct seg_memo {
+    int first, last; /* first -1: a free slot */
+    double t;
+} seg_memo;
 
 /* One segment built by the exact search (pipe_build, PIPE_EXACT): deterministic in (first,
  * last) within a run, and asked for by the neighbour merge (its time), every candidate set and
@@ -52,6 +60,45 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
     return kt_count_add(p->dram_read_bytes, p->dram_write_bytes) > b;
 }
 
+static seg_memo *cm_slot(const ks_ctx *x, int first, int last)
+{
+    unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)last * 40503u);
+    for (unsigned i = h & (unsigned)(x->cm_cap - 1);; i = (i + 1) & (unsigned)(x->cm_cap - 1))
+        if (x->cm[i].first < 0 || (x->cm[i].first == first && x->cm[i].last == last))
+            return &x->cm[i];
+}
+
+/* seg_cost's memo holds at most this many answers (2 MiB of slots, 4 MiB with the smaller
+ * tables its growth leaves in the arena; the applications' DPs ask for a few thousand): a graph
+ * whose DP asks for more has its later ones computed again by the second pass */
+enum { CM_MAX = 1 << 16 };
+
+/* Keep seg_cost's answer t for ops first..last (in the memo's arena; nothing kept when it runs
+ * out of memory or holds CM_MAX answers). */
+static void cm_put(ks_ctx *x, int first, int last, double t)
+{
+    if (x->cm_n >= CM_MAX)
+        return;
+    if (2 * (x->cm_n + 1) > x->cm_cap) { /* grow to twice the slots (64 at first), rehashed */
+        int cap = x->cm_cap ? 2 * x->cm_cap : 64;
+        seg_memo *old = x->cm, *nw = arena_alloc(&x->memo_arena, (size_t)cap, sizeof *nw);
+        if (!nw)
+            return;
+        int ocap = x->cm_cap;
+        for (int i = 0; i < cap; i++)
+            nw[i].first = -1;
+        x->cm = nw;
+        x->cm_cap = cap;
+        for (int i = 0; i < ocap; i++)
+            if (old[i].first >= 0)
+                *cm_slot(x, old[i].first, old[i].last) = old[i];
+    }
+    seg_memo *m = cm_slot(x, first, last);
+    if (m->first < 0)
+        x->cm_n++;
+    *m = (seg_memo){first, last, t};
+}
+
 /* The exact search's build of ops first..last when the memo has it, else NULL. */
 static const ks_memo *memo_peek(const ks_ctx *x, int first, int last)
 {
@@ -71,6 +118,9 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
     const ks_memo *m = x->refine ? memo_peek(x, first, last) : NULL;
     if (m)
         return m->est_s;
+    const seg_memo *c = x->refine && x->cm ? cm_slot(x, first, last) : NULL;
+    if (c && c->first >= 0)
+        return c->t; /* the first pass's answer */
     arena_pos mark = arena_mark(x->a);
     double t = -1;
     int64_t dram = 0;
@@ -85,6 +135,7 @@ static double seg_cost(void *vx, int first, int last, double budget_s)
         t = -1;
     }
     arena_release(x->a, mark);
+    cm_put(x, first, last, t);
     return t;
 }
 
@@ -1032,6 +1083,8 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     if (!o->why) { /* only the explanations ask the memo again */
         arena_free(&x->memo_arena);
         x->memo = NULL;
+        x->cm = NULL;
+        x->cm_cap = x->cm_n = 0;
     }
     static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search",
                                             "search"};
