@@ -60,6 +60,8 @@ static int worse_than_bsp(const ks_ctx *x, const ks_pipeline *p)
     return kt_count_add(p->dram_read_bytes, p->dram_write_bytes) > b;
 }
 
+/* The slot of seg_cost's memo (x->cm, at least one slot free) that holds ops first..last, or the
+ * free slot where they would go (linear probing). */
 static seg_memo *cm_slot(const ks_ctx *x, int first, int last)
 {
     unsigned h = ((unsigned)first * 2654435761u) ^ ((unsigned)last * 40503u);
