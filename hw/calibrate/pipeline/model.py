@@ -505,10 +505,6 @@ def profile_times(r):
     return [p["busy"] * p["span_us"] / (p["tiles"] / p["ctas"]) for p in r["prof"]]
 
 
-def kitsune_map_profiled(arch, names, tm, cps, times_us, alloc=None):
-    return kitsune_map(arch, names, tm, cps, alloc, times_us=times_us)
-
-
 def sweep_groups(raw, key):
     """The ok records of raw/sweep.jsonl grouped by key(record): ({key: [records]}, keys in
     file order)."""
@@ -552,7 +548,7 @@ def profile(cases_path):
         names = rs[0]["stages"].split("-")
         src = next(r for r in rs if r["kind"] == "ilp")
         times = profile_times(src)
-        pa = [s["ctas"] for s in kitsune_map_profiled(arch, names, tm, cps, times)["stages"]]
+        pa = [s["ctas"] for s in kitsune_map(arch, names, tm, cps, times_us=times)["stages"]]
         ma = [s["ctas"] for s in kitsune_map(arch, names, tm, cps)["stages"]]
         best = min(rs, key=lambda r: r["time_s"])
         print("%s %s TM %d x%d: profile (us) %s from %s; profiled %s, model %s, %s best %s" % (
@@ -634,7 +630,7 @@ def profilecheck(check, dest):
         pa = next(r["alloc"] for r in rs if r["kind"] == "profiled")
         ma = next(r["alloc"] for r in rs if r["kind"] == "ilp")
         now = "-".join(str(s_["ctas"]) for s_ in
-                       kitsune_map_profiled(arch, names, tm, cps, times)["stages"])
+                       kitsune_map(arch, names, tm, cps, times_us=times)["stages"])
         if now != pa:
             fails.append("%s TM%d x%d: the mapper now gives %s from the profile, the run measured "
                          "%s (re-run model.py profile --cases and run.sh ilp)" % (arch, tm, cps,
@@ -642,8 +638,8 @@ def profilecheck(check, dest):
         best = min(mean, key=lambda a: (mean[a], a))
         nb = [r["alloc"] for r in rs if r["kind"] in ("profiled", "profiled-neighbour")]
         rank = sorted(nb, key=lambda a: mean[a]).index(pa) + 1
-        pred_p = {a: kitsune_map_profiled(arch, names, tm, cps, times,
-                                          [int(x) for x in a.split("-")])["time_s"] for a in nb}
+        pred_p = {a: kitsune_map(arch, names, tm, cps, [int(x) for x in a.split("-")],
+                                 times_us=times)["time_s"] for a in nb}
         pred_m = {a: kitsune_map(arch, names, tm, cps, [int(x) for x in a.split("-")])["time_s"]
                   for a in nb}
         rp = spearman([mean[a] for a in nb], [pred_p[a] for a in nb])
@@ -702,7 +698,7 @@ def profilecheck(check, dest):
             continue
         times = prof[(arch, tm, cps)][1]
         meas = [float(r["time_s"]) for r in v]
-        pp = [kitsune_map_profiled(arch, list(names), tm, cps, times, r["alloc"])["time_s"]
+        pp = [kitsune_map(arch, list(names), tm, cps, r["alloc"], times_us=times)["time_s"]
               for r in v]
         pm = [kitsune_map(arch, list(names), tm, cps, r["alloc"])["time_s"] for r in v]
         lines.append("| %s | %s | %d | %d | %d | %.2f | %.2f | %.1f%% | %.1f%% |" % (
