@@ -21,6 +21,29 @@ static void load(const char *name, int training, arena *a, wl_graph *g)
     ck_assert_msg(wl_load(path, NULL, 0, training, a, g, &e) == 0, "%s: %s: %s", path, e.path, e.msg);
 }
 
+/* load with one parameter set (like --set NAME=VALUE) */
+static void load_set(const char *name, const char *param, int64_t value, int training, arena *a,
+                     wl_graph *g)
+{
+    char path[512];
+    kt_err e;
+    err_clear(&e);
+    snprintf(path, sizeof path, "%s/workloads/%s.json", KT_ROOT, name);
+    wl_set set = {param, value};
+    ck_assert_msg(wl_load(path, &set, 1, training, a, g, &e) == 0, "%s: %s: %s", path, e.path, e.msg);
+}
+
+/* The lookups (index elements) of the embedding with sparse_grad 1 that reads table t of the
+ * forward graph f; 0 when none does. */
+static int64_t sparse_lookups(const wl_graph *f, int t)
+{
+    for (int i = 0; i < f->nop; i++)
+        if (f->op[i].type == OP_EMBEDDING && f->op[i].in[0] == t &&
+            wl_attr_int(&f->op[i], "sparse_grad", 0))
+            return f->t[f->op[i].in[1]].elems;
+    return 0;
+}
+
 static void derive(const wl_graph *f, int optimizer, arena *a, wl_graph *g)
 {
     kt_err e;
@@ -60,16 +83,34 @@ static const char *const ALL[] = {"dlrm", "graphcast", "mgn", "nerf", "llama3-8b
 enum { NALL = sizeof ALL / sizeof ALL[0] };
 
 /* Every derived training graph (each optimizer) passes wl_check (ad_training_graph calls it),
- * gradient tensors have their tensor's shape and dtype, every weight has exactly one final
- * gradient (a graph output), backward/optimizer ops point at a forward op, the forward part is
- * the forward graph unchanged, and only forward-written tensors are saved. */
+ * gradient tensors have their tensor's shape and dtype (a sparse table gradient: the looked-up
+ * rows, [lookups, D]), every weight has exactly one final gradient (a graph output),
+ * backward/optimizer ops point at a forward op, the forward part is the forward graph
+ * unchanged, and only forward-written tensors are saved. DLRM runs with its sparse table
+ * gradient (the default), which Adam refuses as torch.optim.Adam does, and with the dense one. */
 START_TEST(test_training_graphs_consistent)
 {
-    for (int w = 0; w < NALL; w++)
+    for (int w = 0; w <= NALL; w++)
         for (int opt = OPTIM_NONE; opt <= OPTIM_ADAM; opt++) {
             arena a = {0};
             wl_graph f, g;
-            load(ALL[w], 1, &a, &f);
+            if (w == NALL) /* DLRM with the dense table gradient */
+                load_set("dlrm", "SPARSE_GRAD", 0, 1, &a, &f);
+            else
+                load(ALL[w], 1, &a, &f);
+            int sparse = 0;
+            for (int t = 0; t < f.ntensor; t++)
+                sparse |= sparse_lookups(&f, t) > 0;
+            ck_assert_int_eq(sparse, w == 0); /* DLRM's default only */
+            if (sparse && opt == OPTIM_ADAM) {
+                kt_err e;
+                err_clear(&e);
+                ck_assert_int_eq(ad_training_graph(&f, opt, &a, &g, &e), -1);
+                ck_assert_ptr_nonnull(strstr(e.msg, "sparse gradient"));
+                ck_assert_str_eq(e.path, "ops[6].attrs.sparse_grad"); /* the embedding */
+                arena_free(&a);
+                continue;
+            }
             derive(&f, opt, &a, &g);
             for (int i = 0; i < f.nop; i++) {
                 ck_assert_str_eq(g.op[i].name, f.op[i].name);
@@ -91,8 +132,9 @@ START_TEST(test_training_graphs_consistent)
                     const wl_tensor *of = &g.t[x->grad_of];
                     ck_assert_int_lt(x->grad_of, f.ntensor);
                     ck_assert_int_eq(x->ndim, of->ndim);
+                    int64_t rows = sparse_lookups(&f, x->grad_of);
                     for (int d = 0; d < x->ndim; d++)
-                        ck_assert_int_eq(x->dim[d], of->dim[d]);
+                        ck_assert_int_eq(x->dim[d], d == 0 && rows ? rows : of->dim[d]);
                     ck_assert_int_eq(x->dt, of->dt);
                 }
                 if (x->saved)
@@ -151,12 +193,44 @@ START_TEST(test_dlrm_flops)
     flops s = count(&g);
     ck_assert_int_eq(s.gemm_fwd, B * per);
     ck_assert_int_eq(s.gemm_all, B * (3 * per - 2 * DENSE * BOT1));
-    /* the embedding gradient is the dense [T*ROWS, D] table (PyTorch's dense backward) */
+    /* the embedding gradient is sparse (dlrm_s_pytorch.py's sparse=True): the B*T looked-up rows
+     * of dy, bf16; dy is a strided slice of the interaction concat's gradient, so it is copied
+     * contiguous first (one copy kernel: B*T*D*2 bytes read and written), and with SGD the rows
+     * are added into the table in place (an index_add) */
     int tab = wl_find_tensor(&g, "emb_table");
     int found = 0;
     for (int t = 0; t < g.ntensor; t++)
         if (g.t[t].grad_of == tab && g.t[t].kind == TK_OUTPUT) {
+            ck_assert_int_eq(g.t[t].bytes, B * T * D * 2);
+            ck_assert_int_eq(g.t[t].bytes, 27262976);
+            int p = g.t[t].producer;
+            ck_assert_int_eq(g.op[p].type, OP_VIEW);
+            int src = g.op[p].in[0];
+            ck_assert_int_eq(g.op[g.t[src].producer].type, OP_COPY);
+            found = 1;
+        }
+    ck_assert_int_eq(found, 1);
+    arena_free(&a);
+    /* with SGD: one index_add of those rows into the table, in place */
+    load("dlrm", 1, &a, &f);
+    derive(&f, OPTIM_SGD, &a, &g);
+    found = 0;
+    for (int i = 0; i < g.nop; i++)
+        if (g.op[i].phase == PH_OPT && g.op[i].in[0] == wl_find_tensor(&g, "emb_table")) {
+            ck_assert_int_eq(g.op[i].type, OP_INDEX_ADD);
+            ck_assert_int_eq(g.t[g.op[i].in[1]].elems, B * T);
+            found++;
+        }
+    ck_assert_int_eq(found, 1);
+    arena_free(&a);
+    /* SPARSE_GRAD=0: PyTorch's dense backward, the [T*ROWS, D] table */
+    load_set("dlrm", "SPARSE_GRAD", 0, 1, &a, &f);
+    derive(&f, OPTIM_NONE, &a, &g);
+    found = 0;
+    for (int t = 0; t < g.ntensor; t++)
+        if (g.t[t].grad_of == tab && g.t[t].kind == TK_OUTPUT) {
             ck_assert_int_eq(g.t[t].bytes, P(&f, "T") * P(&f, "ROWS") * D * 2);
+            ck_assert_int_eq(g.t[t].bytes, 665600000);
             found = 1;
         }
     ck_assert_int_eq(found, 1);

@@ -885,7 +885,8 @@ class FxFrontEnd:
                     bound = Spec(spec).bind(args, kwargs)
                     if op == "embedding_F":
                         op = "embedding"
-                        bound = {"weight": bound["weight"], "indices": bound["input"]}
+                        bound = {"weight": bound["weight"], "indices": bound["input"],
+                                 "sparse": bound.get("sparse", False)}
                     elif op == "batch_norm_F":
                         op = "batch_norm"
                 elif desc.startswith("torch.") and desc.count(".") == 1:
@@ -931,7 +932,7 @@ class FxFrontEnd:
             return "rms_norm", {"input": x, "normalized_shape": list(mod.normalized_shape),
                                 "weight": W("weight"), "eps": mod.eps}
         if isinstance(mod, nn.Embedding):
-            return "embedding", {"weight": W("weight"), "indices": x}
+            return "embedding", {"weight": W("weight"), "indices": x, "sparse": mod.sparse}
         if isinstance(mod, nn.Upsample):
             return "interpolate", {"input": x, "size": mod.size, "scale_factor": mod.scale_factor,
                                    "mode": mod.mode}
@@ -2306,7 +2307,9 @@ class Mapper:
     # index ops
     def h_embedding(self, node):
         w, idx = self.get(node.args["weight"]), self.get(node.args["indices"])
-        self.emit(node, "embedding", [w, idx], [self.out(node, like=[w])])
+        # sparse=True: the table's gradient is the looked-up rows (kitsune's sparse_grad)
+        attrs = {"sparse_grad": 1} if node.args.get("sparse") else None
+        self.emit(node, "embedding", [w, idx], [self.out(node, like=[w])], attrs)
 
     def h_index_select(self, node):
         x, idx = self.X(node), self.get(node.args["index"])

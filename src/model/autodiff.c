@@ -44,6 +44,9 @@ typedef struct ad_ctx {
     int *grad;           /* [nft] current (accumulated) gradient tensor, -1 none */
     int *nacc;           /* [nft] accumulation adds so far */
     unsigned char *rg;   /* [nft] requires a gradient */
+    int *sparse_idx;     /* [nft] a table with a sparse gradient (embedding sparse_grad 1): the
+                            gradient's 1-D row indices; -1 for a dense gradient */
+    int *sparse_op;      /* [nft] the embedding that made it (forward op index) */
     int cur;             /* forward op being differentiated */
     wl_phase phase;
     int name_cut;        /* a generated name did not fit AD_NAME_MAX */
@@ -589,8 +592,9 @@ static int rule_reduce(ad_ctx *c, const wl_op *o, int dy)
 
 /* Index ops: gather/index_select -> scatter_add/index_add of dy into x's shape; embedding ->
  * embedding_backward of the flattened dy rows into the dense [R, D] table gradient (PyTorch's
- * dense embedding backward: sort-based in ATen, zero-fill + atomic adds under inductor); scatter_add/index_add -> gather/index_select of dy; index_copy -> src:
- * index_select of dy, dst: dy with src's rows replaced by zeros. */
+ * dense embedding backward: sort-based in ATen, zero-fill + atomic adds under inductor), or with
+ * sparse_grad a sparse one (below); scatter_add/index_add -> gather/index_select of dy;
+ * index_copy -> src: index_select of dy, dst: dy with src's rows replaced by zeros. */
 static int rule_index(ad_ctx *c, const wl_op *o, int dy)
 {
     const wl_attr *ax = wl_attr_get(o, "axis");
@@ -602,6 +606,29 @@ static int rule_index(ad_ctx *c, const wl_op *o, int dy)
             return 0;
         const wl_tensor *it = FT(c, idx);
         int64_t d2[2] = {it->elems, FT(c, x)->dim[1]}, i1[1] = {it->elems};
+        if (wl_attr_int(o, "sparse_grad", 0)) {
+            /* nn.Embedding(sparse=True), as dlrm_s_pytorch.py's EmbeddingBag: ATen's
+             * embedding_sparse_backward returns a COO tensor of the lookup indices and dy's rows
+             * (grad.reshape(-1, D): a view of a contiguous dy, a copy of a strided one); no
+             * table-sized tensor is written. The values are the table's gradient (its rows only,
+             * [I, D]); the indices are the lookup's own. */
+            if (c->grad[x] >= 0 || c->sparse_idx[x] >= 0)
+                return unsupported(c, o, "a table with a sparse gradient read by another op");
+            int v = dy;
+            const wl_tensor *dt = &c->g->t[dy];
+            if (!op_contiguous(c->g, dy) &&
+                (v = op1(c, "grad_w.contig", OP_COPY, &dy, 1, dt->ndim, dt->dim, dt->dt, -1, NULL,
+                         0)) < 0)
+                return -1;
+            int gv = op1(c, "grad_w.values", OP_VIEW, &v, 1, 2, d2, c->g->t[v].dt, x, NULL, 0);
+            int i2 = gv < 0 ? -1 : view_to(c, "grad_w.indices", idx, 1, i1, -1);
+            if (i2 < 0)
+                return -1;
+            c->grad[x] = gv;
+            c->sparse_idx[x] = i2;
+            c->sparse_op[x] = c->cur;
+            return 0;
+        }
         int g2 = view_to(c, "grad_w.dy2d", dy, 2, d2, -1);
         int i2 = g2 < 0 ? -1 : view_to(c, "grad_w.idx1d", idx, 1, i1, -1);
         if (i2 < 0)
@@ -940,8 +967,11 @@ static int copy_forward(ad_ctx *c)
 
 /* Optimizer step per weight with a gradient, in declaration order (PyTorch parameter order).
  * SGD (torch.optim.SGD, foreach, no momentum): _foreach_add_(params, grads, alpha=-lr) is one
- * fused read-grad/read-param/write-param pass, modelled as `sub` p - lr*g (lr folded in).
- * Adam: one fused adam_update(p, g, m, v) -> p', m', v' with fp32 moments (torch fused Adam). */
+ * fused read-grad/read-param/write-param pass, modelled as `sub` p - lr*g (lr folded in); a
+ * sparse gradient is added in place at its rows (ATen's add_ of a COO tensor into a dense one:
+ * index_add_ of the values), an `index_add`. Adam: one fused adam_update(p, g, m, v) -> p', m',
+ * v' with fp32 moments (torch fused Adam), which takes no sparse gradient (torch.optim.Adam
+ * raises; SparseAdam is another optimizer). */
 static int optimizer_step(ad_ctx *c, int optimizer, const int *first_use)
 {
     c->phase = PH_OPT;
@@ -950,6 +980,15 @@ static int optimizer_step(ad_ctx *c, int optimizer, const int *first_use)
         if (wt->kind != TK_WEIGHT || c->grad[w] < 0)
             continue;
         c->cur = first_use[w];
+        if (c->sparse_idx[w] >= 0 && optimizer != OPTIM_SGD) {
+            char p[64];
+            snprintf(p, sizeof p, "ops[%d].attrs.sparse_grad", c->sparse_op[w]);
+            return err_set(c->e, KT_EINPUT, c->f->file, p,
+                           "training with adam: table \"%s\" has a sparse gradient, which "
+                           "torch.optim.Adam does not take (use --optimizer sgd or none, or "
+                           "sparse_grad 0)",
+                           wt->name);
+        }
         char nm[AD_NAME_MAX], tn[AD_NAME_MAX];
         ad_name(c, tn, "%s.new", wt->name);
         int pn = new_tensor(c, tn, wt->ndim, wt->dim, wt->dt, -1);
@@ -957,8 +996,14 @@ static int optimizer_step(ad_ctx *c, int optimizer, const int *first_use)
             return -1;
         c->g->t[pn].kind = TK_OUTPUT;
         if (optimizer == OPTIM_SGD) {
-            int in[2] = {w, c->grad[w]};
             ad_name(c, nm, "%s.sgd", wt->name);
+            if (c->sparse_idx[w] >= 0) {
+                int in[3] = {w, c->sparse_idx[w], c->grad[w]};
+                if (emit(c, nm, OP_INDEX_ADD, in, 3, &pn, 1, NULL, 0))
+                    return -1;
+                continue;
+            }
+            int in[2] = {w, c->grad[w]};
             if (emit(c, nm, OP_SUB, in, 2, &pn, 1, NULL, 0))
                 return -1;
             continue;
@@ -990,22 +1035,25 @@ int ad_training_graph(const wl_graph *fwd, int optimizer, arena *a, wl_graph *ou
     if (optimizer != OPTIM_NONE && optimizer != OPTIM_SGD && optimizer != OPTIM_ADAM)
         return err_set(e, KT_EINPUT, fwd->file, NULL, "unknown optimizer %d", optimizer);
     wl_init(out, fwd->name, a);
-    ad_ctx c = {fwd, out, e, fwd->ntensor, NULL, NULL, NULL, -1, PH_BWD, 0};
+    ad_ctx c = {fwd, out, e, fwd->ntensor, NULL, NULL, NULL, NULL, NULL, -1, PH_BWD, 0};
     int nt = fwd->ntensor;
     c.grad = arena_calloc(a, (size_t)nt + 1, sizeof(int));
+    c.sparse_idx = arena_calloc(a, (size_t)nt + 1, sizeof(int));
+    c.sparse_op = arena_calloc(a, (size_t)nt + 1, sizeof(int));
     c.nacc = arena_calloc(a, (size_t)nt + 1, sizeof(int));
     c.rg = arena_calloc(a, (size_t)nt + 1, 1);
     int *first_use = arena_calloc(a, (size_t)nt + 1, sizeof(int));
     out->t = arena_calloc(a, (size_t)nt * AD_GROWTH + AD_SLACK, sizeof *out->t);
     out->op = arena_calloc(a, (size_t)fwd->nop * AD_GROWTH + AD_SLACK, sizeof *out->op);
-    if (!c.grad || !c.nacc || !c.rg || !first_use || !out->t || !out->op || !out->name)
+    if (!c.grad || !c.nacc || !c.rg || !c.sparse_idx || !c.sparse_op || !first_use || !out->t ||
+        !out->op || !out->name)
         return err_set(e, KT_EINTERNAL, fwd->file, NULL, "out of memory");
     out->cap_tensor = nt * AD_GROWTH + AD_SLACK;
     out->cap_op = fwd->nop * AD_GROWTH + AD_SLACK;
     if (copy_forward(&c))
         return -1;
     for (int i = 0; i < nt; i++) {
-        c.grad[i] = -1;
+        c.grad[i] = c.sparse_idx[i] = -1;
         first_use[i] = -1;
         c.rg[i] = (fwd->t[i].kind == TK_WEIGHT || fwd->t[i].requires_grad) &&
                   dt_is_float(fwd->t[i].dt);

@@ -130,7 +130,7 @@ static const op_info OP_TABLE[OP_COUNT] = {
                      .max_out = 3, .attrs = "causal,", .flags = OPF_TENSOR | OPF_TRAIN_ONLY,
                      .fuse = FUSE_NONE, .fuse_why = "attention kernel takes no epilogue",
                      .grad = GR_UNSUPPORTED},
-    [OP_EMBEDDING] = {.name = "embedding", .kclass = KC_INDEX, .kind = OPK_GATHER, ARITY(2, 2), .attrs = "",
+    [OP_EMBEDDING] = {.name = "embedding", .kclass = KC_INDEX, .kind = OPK_GATHER, ARITY(2, 2), .attrs = "sparse_grad,",
                       .flags = OPF_INDEX, .fuse = FUSE_NONE, .fuse_why = INDEX_WHY,
                       .grad = GR_EMBEDDING},
     [OP_GATHER] = INDEX_OP("gather", OPK_GATHER, OP_SCATTER_ADD, 2),
@@ -979,6 +979,9 @@ int op_check(const wl_graph *g, const wl_op *o, char *msg, unsigned long msglen,
         if (y->ndim != idx->ndim + 1 || memcmp(y->dim, idx->dim, (size_t)idx->ndim * sizeof(int64_t)) ||
             y->dim[y->ndim - 1] != tab->dim[1])
             FAIL("outputs[0]", "output must be [indices..., dim]");
+        int64_t sg = wl_attr_int(o, "sparse_grad", 0);
+        if (sg != 0 && sg != 1)
+            FAIL("attrs.sparse_grad", "must be 0 or 1");
         return 0;
     }
     case OP_GATHER:
@@ -1301,10 +1304,7 @@ static int64_t row_stride(const wl_graph *g, int t, int *off)
     return ld;
 }
 
-/* 0 when tensor t, as stored, is a strided view of another: reached through free views and
- * reshapes from a slice (copy: false) along an axis that has a dimension above 1 before it (a
- * slice of leading rows stays contiguous). */
-static int contiguous(const wl_graph *g, int t)
+int op_contiguous(const wl_graph *g, int t)
 {
     for (int depth = 0; depth < 64; depth++) {
         int p = g->t[t].producer;
@@ -2092,7 +2092,7 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
         w->table_rows = y->dim[a];
         w->elems = src->elems;
         w->flops_simt = src->elems; /* one add per element, as an L2 atomic */
-        if (o->type == OP_EMBEDDING_BWD && !contiguous(g, o->in[0]))
+        if (o->type == OP_EMBEDDING_BWD && !op_contiguous(g, o->in[0]))
             w->contig_bytes = src->bytes; /* embedding_dense_backward: grad.contiguous() */
         if (dst_form) {
             /* in place (like index_copy): the atomics read and write only the destination rows

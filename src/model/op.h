@@ -290,6 +290,10 @@ int op_work_of(const wl_graph *g, const wl_op *o, op_work *w, char *msg, unsigne
 op_work *op_works(const wl_graph *g, arena *a, kt_err *e);
 /** 1 for ops that launch no kernel (views). */
 int op_is_free(const wl_graph *g, const wl_op *o);
+/** 0 when tensor t, as stored, is a strided view of another: reached through free views and
+ *  reshapes from a slice (copy: false) along an axis that has a dimension above 1 before it (a
+ *  slice of leading rows stays contiguous), or from a free transpose or expand; else 1. */
+int op_contiguous(const wl_graph *g, int t);
 /** Flag tests on the table (OPF_ELEMENTWISE, OPF_INDEX, OPF_GEMM, OPF_CONV). */
 int op_is_elementwise(int type);
 int op_is_index(int type);

@@ -289,6 +289,7 @@ info "$tmp/views.json" >"$tmp/views.info"; info "$tmp/viewsf.json" >"$tmp/viewsf
 #    baddbmm (alpha and a zero C are free), argmax/max/cumsum, dropout only in train mode
 export_ok zoo "$M:Zoo" --input ids=2x8:int64 --input recv=B*S:int64 --param B=ids.0 --param S=ids.1
 js "$tmp/zoo.json" "op('emb')['type'] == 'embedding' and t('ids')['dtype'] == 'int64'" \
+    "attrs(op('emb')) == {'sparse_grad': 1}" \
     "op('scatter_add')['inputs'] == ['view', 'recv'] and t('scatter_add')['shape'] == [16, 64]" \
     "op('index_add_acc')['type'] == 'add' and types['index_add'] == 1" \
     "op('baddbmm')['type'] == 'matmul' and attrs(op('baddbmm')) == {'transpose_b': True}" \
@@ -303,6 +304,9 @@ for mode in inference training; do   # argmax, cumsum, dropout (its backward rea
 done
 grep -q '^drop.grad_x  *mul ' "$tmp/zoot.training" && grep -q '^cumsum.grad_x.cumsum  *cumsum ' "$tmp/zoot.training" &&
     ok || bad "predict zoo training: no dropout/cumsum backward: $(cat "$tmp/zoot.training")"
+# nn.Embedding(sparse=True): the table's gradient is the looked-up rows, no embedding_backward
+grep -q '^emb.grad_w.values  *view ' "$tmp/zoot.training" && ! grep -q 'embedding_backward' "$tmp/zoot.training" &&
+    ok || bad "predict zoo training: the sparse embedding gradient: $(cat "$tmp/zoot.training")"
 
 # addmm/baddbmm with a live C: one GEMM each, C read in the epilogue (addmm with a [N] bias and a
 # [K, N] weight folds into linear); FLOPs by hand: 2*4*64*64 + 2*2*8*8*64 tensor, one add per

@@ -141,6 +141,17 @@ def params_str(ov):
     return " ".join("%s=%s" % kv for kv in sorted((ov or {}).items()))
 
 
+def case_params(app, mode, ov):
+    """The kitsune parameters of a measured case: its overrides, and for DLRM training the
+    table's gradient as measured. The harness ran F.embedding with its dense gradient until
+    models.py took SPARSE_GRAD (the workload's default is now the sparse gradient of
+    dlrm_s_pytorch.py); a case that does not name it was measured dense."""
+    ov = dict(ov or {})
+    if app == "dlrm" and mode == "training":
+        ov.setdefault("SPARSE_GRAD", 0)
+    return params_str(ov)
+
+
 def clocks(raw):
     """SM clock / power statistics from nvidia-smi -lms 500 (samples with utilization > 0)."""
     path = os.path.join(raw, "smi_log.csv")
@@ -214,7 +225,7 @@ def collect(raw, out_dir, hw="h200", vf_from=None):
     names0, src0 = names, src_base
     for c in apps.get("cases", []):
         app, mode, size = c["app"], c["mode"], c["size"]
-        pstr = params_str(c.get("overrides"))
+        pstr = case_params(app, mode, c.get("overrides"))
         for ex in ("eager", "compiled"):
             r = c.get(ex)
             names, src_base = names0, src0

@@ -214,9 +214,10 @@ class RMSNorm(nn.Module):
 class DLRM(nn.Module):
     """workloads/dlrm.json: bottom MLP, table-batched embedding, dot interaction, top MLP."""
 
-    def __init__(self, B, DENSE, BOT1, BOT2, D, T, ROWS, TOP1, TOP2, TOP3, TOP4):
+    def __init__(self, B, DENSE, BOT1, BOT2, D, T, ROWS, TOP1, TOP2, TOP3, TOP4, SPARSE_GRAD=0):
         super().__init__()
         self.B, self.D, self.T = B, D, T
+        self.sparse = bool(SPARSE_GRAD)  # the table's gradient: sparse COO (dlrm_s_pytorch.py)
         self.bot_fc1 = nn.Linear(DENSE, BOT1)
         self.bot_fc2 = nn.Linear(BOT1, BOT2)
         self.bot_fc3 = nn.Linear(BOT2, D)
@@ -239,7 +240,8 @@ class DLRM(nn.Module):
         bot_a2 = torch.relu(bot_h2)                          # bot_relu2
         bot_h3 = self.bot_fc3(bot_a2)                        # bot_fc3
         bot_out = torch.relu(bot_h3)                         # bot_relu3
-        emb_out = F.embedding(sparse_idx, self.emb_table)    # emb       [B, T, D], one kernel
+        emb_out = F.embedding(sparse_idx, self.emb_table,    # emb       [B, T, D], one kernel
+                              sparse=self.sparse)
         bot_out3 = bot_out.view(B, 1, D)                     # bot_view  (free)
         feat = torch.cat([bot_out3, emb_out], dim=1)         # int_cat   [B, T+1, D]
         z = torch.bmm(feat, feat.transpose(1, 2))            # int_bmm   [B, T+1, T+1]
@@ -407,7 +409,7 @@ def module_for(app, p):
     """Module constructor arguments from the workload parameters (the one mapping)."""
     if app == "dlrm":
         return DLRM(**{k: p[k] for k in ("B", "DENSE", "BOT1", "BOT2", "D", "T", "ROWS",
-                                         "TOP1", "TOP2", "TOP3", "TOP4")})
+                                         "TOP1", "TOP2", "TOP3", "TOP4", "SPARSE_GRAD")})
     if app == "nerf":
         return NeRF(p["B"], p["PE"], p["DE"], p["W"], p["W2"])
     if app == "mgn":
