@@ -657,6 +657,31 @@ static int longest_runs(const wl_graph *g, const op_work *w, sel_seg *out)
     return n;
 }
 
+/* Segments seg (n, in op order) each grown over the ops next to it that no segment holds, as
+ * far as it stays a valid segment (sel_valid): first to the right, then to the left. The DP's
+ * fluid estimate can leave a few ops at a segment's end outside it (a weight gradient's tail)
+ * where the exact search finds them worth taking. Into out; returns 1 when any grew. */
+static int extend_segments(const wl_graph *g, const op_work *w, const sel_seg *seg, int n,
+                           sel_seg *out)
+{
+    int grew = 0;
+    for (int k = 0; k < n; k++) {
+        int lo = k ? out[k - 1].last + 1 : 0;
+        int hi = k + 1 < n ? seg[k + 1].first - 1 : g->nop - 1;
+        int first = seg[k].first, last = seg[k].last;
+        for (int j = last + 1; j <= hi && j - first + 1 <= SEL_MAX_VALID_OPS; j++)
+            if (sel_valid(g, w, first, j))
+                last = j;
+        for (int i = first - 1; i >= lo && last - i + 1 <= SEL_MAX_VALID_OPS; i--)
+            if (sel_valid(g, w, i, last))
+                first = i;
+        grew |= first != seg[k].first || last != seg[k].last;
+        out[k].first = first;
+        out[k].last = last;
+    }
+    return grew;
+}
+
 /* The exact search's time for ops first..last as a pipeline (every CTA count, no MILP), or -1
  * when it is not one (fewer than two stages, more DRAM bytes than bsp). */
 static double seg_estimate(ks_ctx *x, int first, int last)
@@ -1068,27 +1093,33 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
     if (ndp < 0)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     /* candidate sets: 0 patterns, 1 the DP's segments merged, 2 none, 3 the DP's own, 4 the
-     * longest runs of pipelinable ops, 5 the DP's own on exact times (refine_search); each
-     * estimated end to end (exact search per pipeline) */
+     * longest runs of pipelinable ops, 5 the DP's own on exact times (refine_search), 6 set 1
+     * with each segment grown over its free neighbours (extend_segments); each estimated end to
+     * end (exact search per pipeline) */
     sel_seg *raw = arena_calloc(a, (size_t)g->nop + 1, sizeof *raw);
     sel_seg *run = arena_calloc(a, (size_t)g->nop + 1, sizeof *run);
-    if (!raw || !run)
+    sel_seg *ext = arena_calloc(a, (size_t)g->nop + 1, sizeof *ext);
+    if (!raw || !run || !ext)
         return err_set(e, KT_EINTERNAL, g->file, NULL, "out of memory");
     memcpy(raw, dp, (size_t)ndp * sizeof *dp);
     int nraw = ndp;
     ndp = merge_neighbours(x, rest_s, dp, ndp);
     int nrun = longest_runs(g, works, run);
-    enum { NSETS = 6 };
-    const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run, NULL};
-    int nsets[NSETS] = {npat, ndp, 0, nraw, nrun, 0};
+    int grew = extend_segments(g, works, dp, ndp, ext);
+    enum { NSETS = 7 };
+    const sel_seg *sets[NSETS] = {pat, dp, NULL, raw, run, NULL, ext};
+    int nsets[NSETS] = {npat, ndp, 0, nraw, nrun, 0, ndp};
     double est[NSETS];
     est[2] = res[2].time_s;
     est[5] = INFINITY;
     /* only the time is kept (the winner is rebuilt below); a set that keeps no pipeline runs as
-     * the run without pipelines */
-    for (int k = 0; k < NSETS - 1; k++)
-        if (k != 2 && set_time(x, sets[k], nsets[k], o->rest_bsp, res[2].time_s, a, &est[k], e))
+     * the run without pipelines; set 6, when no segment grew, is set 1 */
+    for (int k = 0; k < NSETS; k++)
+        if (k != 2 && k != 5 && (k != 6 || grew) &&
+            set_time(x, sets[k], nsets[k], o->rest_bsp, res[2].time_s, a, &est[k], e))
             return -1;
+    if (!grew)
+        est[6] = est[1];
     /* The DP priced its segments with the fluid estimate. Where the exact search finds one of
      * the segments it chose slower than that, the DP runs again with the exact time of every
      * segment built so far (and builds what it then chooses), until it chooses segments whose
@@ -1105,7 +1136,7 @@ static int run_ctx(ks_ctx *xp, const hw_gpu *hw, const wl_graph *g, const op_wor
         x->cm_cap = x->cm_n = 0;
     }
     static const char *const NAME[NSETS] = {"patterns", "search", "none", "search", "search",
-                                            "search"};
+                                            "search", "search"};
     int pick = 0;
     if (o->select != KS_SELECT_PATTERNS) {
         /* the search's answer is the best of every set */
