@@ -325,10 +325,9 @@ START_TEST(unpinned_hidden_ring_closed_form)
 }
 END_TEST
 
-/* mgn-mc's e_in goes from the concat stage to fc1 and to ln_res, four stages on: where rings are
- * not pinned (the runtime's sizing) its ring holds depth x a tile for every CTA from the
- * producer's through ln_res's (2 x 132 tiles of 128 x 384 bf16: the 24.75 MiB of
- * validation/pipeline/ring.md); pinned, depth x a tile per producer CTA */
+/* mgn-mc's e_in goes from the concat stage to fc1 and to ln_res, four stages on: pinned or not
+ * (the runtime's sizing), its ring holds depth x a tile for every CTA from the producer's through
+ * ln_res's (2 x 132 tiles of 128 x 384 bf16: the 24.75 MiB of validation/pipeline/ring.md) */
 START_TEST(deep_ring_slots)
 {
     hw_gpu hw = kt_test_hw("h200-ktpipe");
@@ -348,7 +347,8 @@ START_TEST(deep_ring_slots)
         ck_assert_int_eq(u->last_stage, 4);
         for (int s = 0; s < 5; s++)
             ck_assert_int_eq(p->stages[s].groups, ctas[s]);
-        ck_assert_int_eq(u->storage_bytes, 2 * tile * (pinned ? 46 : 46 + 31 + 18 + 18 + 19));
+        ck_assert_int_eq(u->storage_bytes, 2 * tile * (46 + 31 + 18 + 18 + 19));
+        ck_assert_int_eq(u->storage_bytes, 25952256);
         arena_free(&a);
     }
 }

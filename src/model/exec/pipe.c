@@ -344,13 +344,14 @@ static int first_sight(tensor_set *ts, int rt, int stage)
 /* Stages, queues and per-stage I/O of ops first..last. 0 or -1 (memory). Memory and time are
  * linear in the segment's ops and inputs (and in the re-read pairs it records). */
 /* A deep ring: read by a stage beyond the next, so it holds every tile in flight until that
- * reader pops it. Sized so only where rings are not pinned (the runtime's sizing, measured by
- * validation/pipeline/ring.md): for pinned rings (Kitsune's hardware) the paper does not say how
- * a skip connection's queue is sized, and with this sizing the selection's estimates pick worse
- * sets of pipelines on a faster GPU (README, Limitations). */
-static int ring_deep(const pipe_env *x, const ks_queue *u)
+ * reader pops it (Little's law: the tiles between producer and last reader, a slot per group of
+ * every stage in between). The H200 runtime sizes its rings so (validation/pipeline/ring.md).
+ * Pinned rings (Kitsune's hardware) are sized the same: the paper does not say how a skip
+ * connection's queue is sized, and a two-slot ring there would stall its producer every tile
+ * until the last reader pops, which the period does not model. */
+static int ring_deep(const ks_queue *u)
 {
-    return !x->hw->queue_rings_pinned && u->last_stage > u->producer_stage + 1;
+    return u->last_stage > u->producer_stage + 1;
 }
 
 /* Stage p->nstages (not yet counted) and its I/O, zeroed (padding too: stage-cache keys compare
@@ -575,7 +576,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     }
     /* a deep ring holds a slot per group of each stage through its last reader (ring_slots) */
     for (int q = 0; q < p->nqueues; q++)
-        for (int s = p->queues[q].producer_stage + 1; ring_deep(x, &p->queues[q]) &&
+        for (int s = p->queues[q].producer_stage + 1; ring_deep(&p->queues[q]) &&
                                                       s <= p->queues[q].last_stage; s++)
             d->io[s].span_bytes += (double)g->t[p->queues[q].tensor].bytes;
     for (int s = 0; s < p->nstages; s++) {
@@ -1068,11 +1069,11 @@ static double gather_dram_bytes(const hw_gpu *hw, const design *d, double rings,
 /* Tiles queue q's ring holds: depth x the producer's groups (one slot each; a reduction's
  * output one), and for a deep ring (ring_deep) a slot per group of every stage up to its last
  * reader. */
-static double ring_slots(const pipe_env *x, const ks_pipeline *p, const design *d, int q)
+static double ring_slots(const ks_pipeline *p, const design *d, int q)
 {
     const ks_queue *u = &p->queues[q];
     double slots = d->io[u->producer_stage].reduce ? 1.0 : (double)d->groups[u->producer_stage];
-    for (int s = u->producer_stage + 1; ring_deep(x, u) && s <= u->last_stage; s++)
+    for (int s = u->producer_stage + 1; ring_deep(u) && s <= u->last_stage; s++)
         slots += d->groups[s];
     return (double)u->depth * slots;
 }
@@ -1102,10 +1103,10 @@ static double ring_lru_dram(const pipe_env *x, ks_pipeline *p, const design *d, 
     *rd = *wr = 0;
     for (int q = 0; q < p->nqueues; q++) {
         double bytes = (double)x->g->t[p->queues[q].tensor].bytes;
-        double slots = ring_slots(x, p, d, q), lines = held;
+        double slots = ring_slots(p, d, q), lines = held;
         for (int r = 0; r < p->nqueues; r++) {
             double tile_r = (double)x->g->t[p->queues[r].tensor].bytes / N;
-            lines += r == q ? slots * tile_r : fmin(ring_slots(x, p, d, r), slots) * tile_r;
+            lines += r == q ? slots * tile_r : fmin(ring_slots(p, d, r), slots) * tile_r;
         }
         double back, out = ring_evicted(x->hw, lines, slots * stream_tile, &back);
         *wr += out * bytes;
@@ -1291,7 +1292,7 @@ static double finish(pipe_env *x, ks_pipeline *p, const design *d, const tile_pl
             double share = ps->split == KS_SPLIT_REDUCE ? (double)u->tile_bytes
                                                         : (double)u->tile_bytes / cols;
             u->payload_bytes = (int64_t)fmax(1.0, fmin(share, Q_PAYLOAD_MAX_BYTES));
-            u->storage_bytes = kt_count_of((double)u->tile_bytes * ring_slots(x, p, d, q));
+            u->storage_bytes = kt_count_of((double)u->tile_bytes * ring_slots(p, d, q));
             u->spill_frac = spill;
             if (hw->queue_rings_pinned)
                 u->written_back_frac = u->read_back_frac = spill;
