@@ -72,7 +72,7 @@ double ilp_estimate(const ilp_problem *p, int *choice);
  *  more is done (ILP_EXACT_BOUND). Else, on candidates pruned exactly (a candidate that is no
  *  better than a smaller one in every term is dominated; one whose bound exceeds the exact
  *  time is out), an exact branch and bound over period levels with knapsack bounds (ilp.c)
- *  proves the optimum (ILP_OPTIMAL, to a relative 1e-12) within bb_nodes nodes; beyond that the
+ *  proves the optimum (ILP_OPTIMAL, to a relative 1e-3) within bb_nodes nodes; beyond that the
  *  MILP is solved by GLPK, started from the best allocation found: silenced, its error hook
  *  longjmps back, the time limit set; when GLPK fails or runs out of time, the exact search's
  *  allocation is kept (status says which). 0, or -1 when nothing fits (choice all zeros).
