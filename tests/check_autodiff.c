@@ -493,6 +493,61 @@ START_TEST(test_no_grad_paths_and_errors)
 }
 END_TEST
 
+/* embedding with sparse_grad 1 (nn.Embedding(sparse=True)): a contiguous dy is the table's
+ * gradient itself through free views - the [I, D] values - no kernel before the optimizer; SGD
+ * adds them into the table in place (index_add of the I lookups). A table the sparse lookup
+ * shares with another reader has no rule (PyTorch would sum a sparse and a dense gradient). */
+START_TEST(test_sparse_embedding_grad)
+{
+    const char *json =
+        "{\"name\":\"se\",\"tensors\":{"
+        "\"tab\":{\"shape\":[1000,16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"idx\":{\"shape\":[8,4],\"dtype\":\"int64\",\"kind\":\"input\"},"
+        "\"y\":{\"shape\":[8,4,16],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"emb\",\"type\":\"embedding\",\"inputs\":[\"tab\",\"idx\"],"
+        "\"outputs\":[\"y\"],\"attrs\":{\"sparse_grad\":1}}]}";
+    arena a = {0};
+    wl_graph f, g;
+    kt_err e;
+    err_clear(&e);
+    ck_assert_msg(derive(json, OPTIM_SGD, &a, &f, &g, &e) == 0, "%s", e.msg);
+    int gt = final_grad(&g, wl_find_tensor(&g, "tab"));
+    ck_assert_int_ge(gt, 0);
+    ck_assert_int_eq(g.t[gt].ndim, 2);
+    ck_assert_int_eq(g.t[gt].dim[0], 32); /* 8 x 4 lookups */
+    ck_assert_int_eq(g.t[gt].dim[1], 16);
+    /* forward, the ones fill, the values and indices views, the sgd: no embedding_backward */
+    ck_assert_int_eq(g.nop, 1 + 1 + 2 + 1);
+    ck_assert_int_lt(find_op(&g, "emb.grad_w.contig"), 0);
+    int sgd = find_op(&g, "tab.sgd");
+    ck_assert_int_ge(sgd, 0);
+    ck_assert_int_eq(g.op[sgd].type, OP_INDEX_ADD);
+    ck_assert_int_eq(g.op[sgd].nin, 3);
+    ck_assert_int_eq(g.op[sgd].in[2], gt);
+    ck_assert_int_eq(g.t[g.op[sgd].in[1]].elems, 32);
+    arena_free(&a);
+
+    const char *shared =
+        "{\"name\":\"se2\",\"tensors\":{"
+        "\"tab\":{\"shape\":[16,16],\"dtype\":\"bf16\",\"kind\":\"weight\"},"
+        "\"idx\":{\"shape\":[8],\"dtype\":\"int64\",\"kind\":\"input\"},"
+        "\"x\":{\"shape\":[8,16],\"dtype\":\"bf16\",\"kind\":\"input\"},"
+        "\"e\":{\"shape\":[8,16],\"dtype\":\"bf16\"},"
+        "\"h\":{\"shape\":[8,16],\"dtype\":\"bf16\"},"
+        "\"y\":{\"shape\":[8,16],\"dtype\":\"bf16\",\"kind\":\"output\"}},"
+        "\"ops\":[{\"name\":\"emb\",\"type\":\"embedding\",\"inputs\":[\"tab\",\"idx\"],"
+        "\"outputs\":[\"e\"],\"attrs\":{\"sparse_grad\":1}},"
+        "{\"name\":\"fc\",\"type\":\"matmul\",\"inputs\":[\"x\",\"tab\"],\"outputs\":[\"h\"]},"
+        "{\"name\":\"sum\",\"type\":\"add\",\"inputs\":[\"e\",\"h\"],\"outputs\":[\"y\"]}]}";
+    err_clear(&e);
+    ck_assert_int_eq(derive(shared, OPTIM_NONE, &a, &f, &g, &e), -1);
+    ck_assert_str_eq(e.path, "ops[0]");
+    ck_assert_str_eq(e.msg, "training: no gradient rule for a table with a sparse gradient read "
+                            "by another op of \"embedding\"");
+    arena_free(&a);
+}
+END_TEST
+
 /* An activation's gradient (act_backward with the forward's op name) reads what ATen's backward
  * kernel reads: relu, sigmoid and tanh their output; leaky_relu, elu, softplus, mish, hardtanh,
  * hardsigmoid and hardswish their input (their *_backward(grad, self, ...)). */
@@ -822,6 +877,7 @@ static Suite *autodiff_suite(void)
     tcase_add_test(tc, test_accumulation);
     tcase_add_test(tc, test_structured_ops);
     tcase_add_test(tc, test_no_grad_paths_and_errors);
+    tcase_add_test(tc, test_sparse_embedding_grad);
     tcase_add_test(tc, test_activation_grads);
     tcase_add_test(tc, test_conv_transpose);
     tcase_add_test(tc, test_conv_block);

@@ -939,8 +939,8 @@ static int bb_level(bb_ctx *b, double v)
 
 /* The optimum over the kept candidates (stage i's: cand[first[i] .. first[i + 1])), starting
  * from the allocation `choice` of time *best: 1 when proven (choice and *best the optimum, to a
- * relative ILP_BB_REL_GAP), 0 when the node budget ran out (choice and *best the best found), -1 when
- * memory ran out (unchanged). */
+ * relative ILP_BB_REL_GAP), 0 when the node budget ran out (choice and *best the best found),
+ * -1 when memory ran out (unchanged). */
 static int bb_solve(const ilp_problem *p, const int *first, const int *cand, long budget,
                     int *choice, double *best)
 {

@@ -296,9 +296,10 @@ class Downsample(nn.Module):
 
 
 class Zoo(nn.Module):
-    """Odds and ends: an embedding lookup (sparse gradient), a scatter_add with an expanded index (the
-    torch_scatter idiom) into a zero tensor, an index_add into a live tensor, baddbmm, cumsum,
-    argmax, max over a dim, tanh-GELU and dropout (a dropout op in --train mode)."""
+    """Odds and ends: an embedding lookup (sparse gradient), a scatter_add with an expanded
+    index (the torch_scatter idiom) into a zero tensor, an index_add into a live tensor,
+    baddbmm, cumsum, argmax, max over a dim, tanh-GELU and dropout (a dropout op in --train
+    mode)."""
 
     def __init__(self, vocab=1000, d=64, rows=16):
         super().__init__()

@@ -86,16 +86,18 @@ def all_cases(quick=False):
         for mode in ("inference", "training"):
             if mode == "training" and models.is_inference_only(app):
                 continue
-            if CPU:
-                cases.append((0, app, mode, "cpu", dict(CPU_SIZES[app])))
-                continue
-            if quick:  # smallest size only
-                cases.append((0, app, mode, "s2", dict(OTHER_SIZES[app][1])))
-                continue
             # DLRM training names its table gradient: dense at every size (what the committed
             # table measured), and once sparse at the default size (the workload's default,
             # dlrm_s_pytorch.py's sparse=True); collect_apps reads a case without it as dense
             grad = {"SPARSE_GRAD": 0} if (app, mode) == ("dlrm", "training") else {}
+            if CPU:
+                cases.append((0, app, mode, "cpu", dict(CPU_SIZES[app], **grad)))
+                if grad:
+                    cases.append((0, app, mode, "cpu-sparse", dict(CPU_SIZES[app], SPARSE_GRAD=1)))
+                continue
+            if quick:  # smallest size only
+                cases.append((0, app, mode, "s2", dict(OTHER_SIZES[app][1], **grad)))
+                continue
             cases.append((0, app, mode, "default", dict(grad)))
             for i, o in enumerate(OTHER_SIZES[app]):
                 cases.append((1 + i, app, mode, "s%d" % (i + 1), dict(o, **grad)))
