@@ -354,12 +354,13 @@ static int ring_deep(const ks_queue *u)
     return u->last_stage > u->producer_stage + 1;
 }
 
-/* Stage p->nstages (not yet counted) and its I/O, zeroed (padding too: stage-cache keys compare
- * stage_io bytes). */
+/* Stage p->nstages (not yet counted): design_stages zeroes every stage and its I/O up front
+ * (padding too: stage-cache keys compare stage_io bytes), one block each - a memset per stage
+ * cost more in start-up than the bytes it clears. */
 static ks_stage *new_stage(ks_pipeline *p, design *d)
 {
-    memset(&d->io[p->nstages], 0, sizeof d->io[p->nstages]);
-    return memset(&p->stages[p->nstages], 0, sizeof p->stages[p->nstages]);
+    (void)d;
+    return &p->stages[p->nstages];
 }
 
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
@@ -378,10 +379,10 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     d->rr_bytes = arena_alloc(a, (size_t)nin_total + 1, sizeof(double));
     if (!d->rr_first || !d->rr_stage || !d->rr_bytes)
         return -1;
-    /* stages and their I/O: zeroed as they are created (new_stage), not all n up front */
-    p->stages = arena_alloc(a, (size_t)n, sizeof *p->stages);
+    /* stages and their I/O: at most one per op, zeroed (new_stage) */
+    p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
-    d->io = arena_alloc(a, (size_t)n, sizeof *d->io);
+    d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
     d->groups = arena_alloc(a, (size_t)n, sizeof *d->groups);
     if (!stage_of || tset_init(&seen, nin_total, a) || !p->stages || !p->queues || !d->io ||
         !d->groups)
@@ -883,6 +884,7 @@ static void stage_at(pipe_env *x, const ks_pipeline *p, const design *d, int s, 
  * everything stage_at reads, so a hit returns exactly what stage_at would. */
 typedef struct pipe_cache_entry {
     struct pipe_cache_entry *next;
+    uint64_t io_hash; /* hash_bytes of io: most entries of a chain differ from a probe there */
     stage_io io;
     int nmembers;
     int *members;
@@ -901,14 +903,32 @@ typedef struct pipe_at {
     double period_s, l2_tile, dram_tile, dram_once, fill_s, queue_bytes;
 } pipe_at;
 
+/* n bytes at p hashed eight at a time (FNV-1a over words): the keys of the stage cache's
+ * pre-check (stage_io, whose padding design_stages zeroes) and of the work classes (op_work:
+ * 832 bytes, which a byte at a time took 2% of a prediction to hash). */
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603u, v;
+    size_t k = 0;
+    for (; k + sizeof v <= n; k += sizeof v) {
+        memcpy(&v, b + k, sizeof v);
+        h = (h ^ v) * 1099511628211u;
+    }
+    for (; k < n; k++)
+        h = (h ^ b[k]) * 1099511628211u;
+    return h;
+}
+
 static pipe_cache_entry *cache_find(const pipe_env *x, const ks_stage *st, const stage_io *io,
-                                    int64_t M, int64_t tm, const int *cand, int ncand)
+                                    uint64_t hash, int64_t M, int64_t tm, const int *cand,
+                                    int ncand)
 {
     if (!x->cache)
         return NULL;
     for (pipe_cache_entry *c = x->cache[x->wclass[st->op]]; c; c = c->next)
-        if (c->M == M && c->tm == tm && c->cand == cand && c->ncand == ncand &&
-            c->clock_MHz == x->c.clock_MHz && c->nmembers == st->nmembers &&
+        if (c->io_hash == hash && c->M == M && c->tm == tm && c->cand == cand &&
+            c->ncand == ncand && c->clock_MHz == x->c.clock_MHz && c->nmembers == st->nmembers &&
             !memcmp(&c->io, io, sizeof *io)) {
             int m = 0;
             while (m < st->nmembers && c->members[m] == x->wclass[st->members[m]])
@@ -954,8 +974,9 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
         /* a hit's terms are read in place (the cache is trimmed only between builds, and the
          * mapper's arrays are not read after the build) */
         int uncached = force || x->force_cta_tile_s; /* measured stage times: never kept */
+        uint64_t hash = uncached || !x->cache ? 0 : hash_bytes(&d->io[s], sizeof d->io[s]);
         pipe_cache_entry *c =
-            uncached ? NULL : cache_find(x, st, &d->io[s], p->stream_rows, tm, cand, ncand);
+            uncached ? NULL : cache_find(x, st, &d->io[s], hash, p->stream_rows, tm, cand, ncand);
         double *buf;
         if (c) {
             buf = c->vals;
@@ -968,6 +989,7 @@ static int plan_tiles(pipe_env *x, ks_pipeline *p, const design *d, int64_t tm, 
                 x->cache_bytes += sizeof *c + (size_t)st->nmembers * sizeof(int) +
                                   (size_t)ncand * 5 * sizeof(double);
                 if (c && mem && v) {
+                    c->io_hash = hash;
                     memcpy(&c->io, &d->io[s], sizeof c->io);
                     c->nmembers = st->nmembers;
                     for (int m = 0; m < st->nmembers; m++)
@@ -2480,11 +2502,7 @@ static int *work_classes(const op_work *w, int n, arena *a)
     for (size_t k = 0; k < cap; k++)
         slot[k] = -1;
     for (int i = 0; i < n; i++) {
-        const unsigned char *b = (const unsigned char *)&w[i];
-        uint64_t h = 1469598103934665603u; /* FNV-1a */
-        for (size_t k = 0; k < sizeof w[i]; k++)
-            h = (h ^ b[k]) * 1099511628211u;
-        size_t k = (size_t)h & (cap - 1);
+        size_t k = (size_t)hash_bytes(&w[i], sizeof w[i]) & (cap - 1);
         while (slot[k] >= 0 && memcmp(&w[slot[k]], &w[i], sizeof w[i]))
             k = (k + 1) & (cap - 1);
         if (slot[k] < 0)
