@@ -354,15 +354,6 @@ static int ring_deep(const ks_queue *u)
     return u->last_stage > u->producer_stage + 1;
 }
 
-/* Stage p->nstages (not yet counted): design_stages zeroes every stage and its I/O up front
- * (padding too: stage-cache keys compare stage_io bytes), one block each - a memset per stage
- * cost more in start-up than the bytes it clears. */
-static ks_stage *new_stage(ks_pipeline *p, design *d)
-{
-    (void)d;
-    return &p->stages[p->nstages];
-}
-
 static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
 {
     const wl_graph *g = x->g;
@@ -379,7 +370,9 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
     d->rr_bytes = arena_alloc(a, (size_t)nin_total + 1, sizeof(double));
     if (!d->rr_first || !d->rr_stage || !d->rr_bytes)
         return -1;
-    /* stages and their I/O: at most one per op, zeroed (new_stage) */
+    /* stages and their I/O: at most one per op, zeroed here in one block each (padding too:
+     * stage-cache keys compare stage_io bytes); a memset per stage as it was created cost more
+     * in start-up than the bytes it cleared */
     p->stages = arena_calloc(a, (size_t)n, sizeof *p->stages);
     p->queues = arena_alloc(a, (size_t)nin_total + 1, sizeof *p->queues);
     d->io = arena_calloc(a, (size_t)n, sizeof *d->io);
@@ -404,7 +397,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
                 return -1;
             nreal++;
             for (; p->nstages <= s; p->nstages++)
-                new_stage(p, d)->op = -1;
+                p->stages[p->nstages].op = -1;
             ks_stage *st = &p->stages[s];
             if (st->op < 0)
                 st->op = i;
@@ -434,7 +427,7 @@ static int design_stages(pipe_env *x, ks_pipeline *p, design *d, arena *a)
             continue;
         }
         s = p->nstages;
-        ks_stage *st = new_stage(p, d);
+        ks_stage *st = &p->stages[p->nstages];
         p->nstages++;
         st->op = i;
         st->nmembers = 1;
@@ -903,13 +896,14 @@ typedef struct pipe_at {
     double period_s, l2_tile, dram_tile, dram_once, fill_s, queue_bytes;
 } pipe_at;
 
-/* n bytes at p hashed eight at a time (FNV-1a over words): the keys of the stage cache's
+/* n bytes at p hashed eight at a time (FNV-1a's offset basis and prime, over 64-bit words, the
+ * tail by bytes): the keys of the stage cache's
  * pre-check (stage_io, whose padding design_stages zeroes) and of the work classes (op_work:
  * 832 bytes, which a byte at a time took 2% of a prediction to hash). */
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
-    uint64_t h = 1469598103934665603u, v;
+    uint64_t h = 14695981039346656037u, v;
     size_t k = 0;
     for (; k + sizeof v <= n; k += sizeof v) {
         memcpy(&v, b + k, sizeof v);
